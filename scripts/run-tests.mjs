@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// Runs every tests/**/*.test.ts with node's test runner (through tsx).
+// Node 20's --test does not expand globs, so the files are listed here.
+// Extra arguments are passed on, e.g. `npm test -- --test-name-pattern=lease`.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+function find(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return name === 'fixtures' ? [] : find(p);
+    return name.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const args = process.argv.slice(2);
+const only = args.filter((a) => !a.startsWith('-'));
+const flags = args.filter((a) => a.startsWith('-'));
+const files = only.length ? only : find('tests').sort();
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=4', '--test-timeout=120000', ...flags, ...files],
+  { stdio: 'inherit', env: { ...process.env, NODE_NO_WARNINGS: '1' } },
+);
+process.exit(r.status ?? 1);
