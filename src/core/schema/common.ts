@@ -1,0 +1,76 @@
+/**
+ * Shared building blocks of every on-disk format: ids, timestamps, content
+ * blocks. This folder (`src/core/schema/`) is the single source of truth for
+ * the formats; types are inferred from it and `docs/format.md` describes it.
+ */
+import { z } from 'zod';
+
+/** Agent and environment ids (SPEC §2). */
+export const DEFINITION_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const DefinitionId = z
+  .string()
+  .regex(DEFINITION_ID, 'expected a lowercase id matching ^[a-z0-9][a-z0-9_-]{0,63}$');
+
+/** Session ids are UUIDv7 (time-ordered). */
+export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const SessionId = z.string().regex(UUID_V7, 'expected a UUIDv7 session id');
+
+/** RFC 3339 timestamp with an explicit offset, e.g. 2026-11-21T10:00:00.000Z. */
+export const Timestamp = z.iso.datetime({ offset: true });
+
+export const TextBlock = z.object({
+  type: z.literal('text'),
+  text: z.string(),
+});
+export type TextBlock = z.infer<typeof TextBlock>;
+
+const MediaSource = z.looseObject({ type: z.string() });
+
+export const ImageBlock = z.looseObject({ type: z.literal('image'), source: MediaSource });
+export const DocumentBlock = z.looseObject({ type: z.literal('document'), source: MediaSource });
+
+/** Blocks a person may send: text, image, document. */
+export const UserContentBlock = z.discriminatedUnion('type', [TextBlock, ImageBlock, DocumentBlock]);
+export type UserContentBlock = z.infer<typeof UserContentBlock>;
+
+/**
+ * `content` as written by a person: a plain string is shorthand for one text
+ * block. Always normalised to an array of blocks.
+ */
+export const UserContent = z
+  .union([z.string(), z.array(UserContentBlock).min(1, 'expected at least one content block')])
+  .transform((c): UserContentBlock[] => (typeof c === 'string' ? [{ type: 'text', text: c }] : c));
+
+export const TextContent = z
+  .union([z.string(), z.array(TextBlock)])
+  .transform((c): TextBlock[] => (typeof c === 'string' ? [{ type: 'text', text: c }] : c));
+
+/** Token usage of one model request; all four numbers, 0 when unknown. */
+export const ModelUsage = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cache_creation_input_tokens: z.number().int().nonnegative(),
+  cache_read_input_tokens: z.number().int().nonnegative(),
+});
+export type ModelUsage = z.infer<typeof ModelUsage>;
+
+export const ZERO_USAGE: ModelUsage = Object.freeze({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+});
+
+/** A duration as people write it: 90s, 10m, 2h, 1d, or a bare number of seconds. */
+export const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/;
+
+/** Parses a duration; returns milliseconds or null when it is not one. */
+export function parseDuration(text: string): number | null {
+  const m = DURATION.exec(text.trim());
+  if (!m) return null;
+  const n = Number(m[1]);
+  const unit = m[2] ?? 's';
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit];
+  if (factor === undefined || !Number.isFinite(n)) return null;
+  return Math.round(n * factor);
+}

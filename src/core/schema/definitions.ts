@@ -1,0 +1,131 @@
+/**
+ * Definitions people write in YAML: `agents/<id>/agent.yaml`,
+ * `environments/<id>.yaml` and a scripted agent's `script.yaml` (SPEC §3).
+ * Unknown fields are rejected so a typo is an error, not a silent default.
+ */
+import { z } from 'zod';
+import { DefinitionId } from './common.js';
+
+/** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
+export const BUILTIN_TOOL_NAMES = [
+  'bash',
+  'read',
+  'write',
+  'edit',
+  'glob',
+  'grep',
+  'schedule_wake',
+  'cancel_wake',
+  'list_wakes',
+  'skill',
+] as const;
+export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
+
+export const Permission = z.enum(['always_allow', 'always_ask', 'disabled']);
+export type Permission = z.infer<typeof Permission>;
+
+export const ToolConfig = z.strictObject({ permission: Permission });
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+
+export const CustomTool = z.strictObject({
+  name: z.string().regex(TOOL_NAME, 'expected 1-128 letters, digits, _ or -'),
+  description: z.string().min(1),
+  input_schema: z.looseObject({ type: z.literal('object') }),
+});
+export type CustomTool = z.infer<typeof CustomTool>;
+
+export const Limits = z.strictObject({
+  /** Model calls one run may make before it stops with retries_exhausted. */
+  max_model_requests_per_wake: z.number().int().positive().default(12),
+  /** Wall-clock bound of one run. */
+  max_wake_seconds: z.number().positive().default(600),
+  /** max_tokens of each model request. */
+  max_output_tokens: z.number().int().positive().default(8192),
+  /** Size of the model's window; the context is compacted to fit it. */
+  context_window_tokens: z.number().int().positive().default(200_000),
+  /** Total tokens (input + output) the session may spend; null = no cap. */
+  session_token_budget: z.number().int().positive().nullable().default(null),
+});
+export type Limits = z.infer<typeof Limits>;
+
+export const AgentDefinition = z
+  .strictObject({
+    description: z.string().default(''),
+    provider: z.enum(['anthropic', 'scripted']).default('anthropic'),
+    model: z.string().min(1).default('claude-sonnet-5'),
+    system: z.string().default(''),
+    environment: DefinitionId.default('local'),
+    tools: z.partialRecord(z.enum(BUILTIN_TOOL_NAMES), ToolConfig).default({}),
+    custom_tools: z.array(CustomTool).default([]),
+    limits: Limits.default(Limits.parse({})),
+    script: z.string().min(1).optional(),
+  })
+  .superRefine((a, ctx) => {
+    if (a.provider === 'scripted' && !a.script) {
+      ctx.addIssue({ code: 'custom', path: ['script'], message: 'expected a script file for provider scripted' });
+    }
+    const seen = new Set<string>(BUILTIN_TOOL_NAMES);
+    a.custom_tools.forEach((t, i) => {
+      if (seen.has(t.name)) {
+        ctx.addIssue({ code: 'custom', path: ['custom_tools', i, 'name'], message: `tool name "${t.name}" is already taken` });
+      }
+      seen.add(t.name);
+    });
+  });
+export type AgentDefinition = z.infer<typeof AgentDefinition>;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const SecretRef = z.strictObject({
+  secret: z.strictObject({ env: z.string().regex(ENV_NAME, 'expected an environment variable name') }),
+});
+export type SecretRef = z.infer<typeof SecretRef>;
+
+export const EnvValue = z.union([z.string(), SecretRef]);
+export type EnvValue = z.infer<typeof EnvValue>;
+
+export const Mount = z.strictObject({
+  source: z.string().min(1),
+  target: z.string().regex(/^\/[^\0]*$/, 'expected an absolute path inside the sandbox'),
+  mode: z.enum(['ro', 'rw']).default('ro'),
+});
+export type Mount = z.infer<typeof Mount>;
+
+export const EnvironmentDefinition = z.strictObject({
+  description: z.string().default(''),
+  /** auto = bwrap where it works here, else unshare for the network only. process = no isolation (explicit opt-in). */
+  sandbox: z.enum(['auto', 'bwrap', 'process']).default('auto'),
+  network: z.enum(['none', 'host']).default('none'),
+  mounts: z.array(Mount).default([]),
+  env: z
+    .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), EnvValue)
+    .default({}),
+  shell: z
+    .strictObject({
+      timeout_seconds: z.number().positive().default(120),
+      output_limit_chars: z.number().int().positive().default(100_000),
+    })
+    .default({ timeout_seconds: 120, output_limit_chars: 100_000 }),
+});
+export type EnvironmentDefinition = z.infer<typeof EnvironmentDefinition>;
+
+/**
+ * One scripted model turn: text and/or tool calls. The scripted provider
+ * answers the session's N-th model request with turns[N] (N counts the
+ * assistant turns already in the conversation), so a replay is deterministic.
+ */
+export const ScriptTurn = z.strictObject({
+  text: z.string().optional(),
+  tool_calls: z
+    .array(z.strictObject({ name: z.string().min(1), input: z.record(z.string(), z.unknown()).default({}) }))
+    .default([]),
+});
+export type ScriptTurn = z.infer<typeof ScriptTurn>;
+
+export const Script = z.strictObject({
+  turns: z.array(ScriptTurn).min(1),
+  /** What to answer once every turn was used. */
+  fallback: z.string().default('(the script has no more turns)'),
+});
+export type Script = z.infer<typeof Script>;

@@ -1,0 +1,276 @@
+/**
+ * events.jsonl: one JSON object per line (SPEC §4).
+ *
+ * Every event shares the envelope `{id, type, created_at}`; events written
+ * during a run also carry `wake_id`. Lines written by hand may omit `id` and
+ * `created_at` (the reader derives `sevt_line_<N>` and the read time) and may
+ * give `content` as a plain string. Parsing a line therefore yields the
+ * normalised event, whatever shorthand it used.
+ *
+ * Names and payloads follow Claude Managed Agents; fields of our own
+ * (`wake_id`, `created_at`, `model_tool_use_id`, `code`, `line`, ...) are
+ * extensions the SDK's types do not have.
+ */
+import { z } from 'zod';
+import { DefinitionId, ModelUsage, SessionId, TextBlock, TextContent, Timestamp, UserContent } from './common.js';
+
+const envelope = {
+  id: z.string().min(1).optional(),
+  created_at: Timestamp.optional(),
+  wake_id: z.string().min(1).optional(),
+};
+
+/**
+ * The schema of one event type. Parsing uses `.loose()` (see LOOSE_EVENT_SCHEMAS)
+ * so fields a writer added are kept; the inferred type lists the known ones.
+ */
+function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
+  return z.object({ type: z.literal(type), ...envelope }).extend(shape);
+}
+
+// ---------------------------------------------------------------- user (ingress)
+
+export const UserMessage = event('user.message', { content: UserContent });
+export const UserInterrupt = event('user.interrupt', { reason: z.string().nullish() });
+export const UserToolConfirmation = event('user.tool_confirmation', {
+  tool_use_id: z.string().min(1),
+  result: z.enum(['allow', 'deny']),
+  deny_message: z.string().nullish(),
+});
+export const UserCustomToolResult = event('user.custom_tool_result', {
+  custom_tool_use_id: z.string().min(1),
+  content: TextContent.optional(),
+  is_error: z.boolean().nullish(),
+});
+export const UserDefineOutcome = event('user.define_outcome', {
+  description: z.string().min(1),
+  rubric: z.object({ type: z.literal('text'), content: z.string() }),
+  max_iterations: z.number().int().min(1).max(20).nullish(),
+  check: z.object({ command: z.string().min(1) }).optional(),
+  outcome_id: z.string().optional(),
+});
+
+// ---------------------------------------------------------------- session
+
+/** Overrides a session may carry on top of its agent and environment. */
+export const SessionOverrides = z.strictObject({
+  env: z.record(z.string(), z.string()).optional(),
+  session_token_budget: z.number().int().positive().nullable().optional(),
+});
+export type SessionOverrides = z.infer<typeof SessionOverrides>;
+
+export const SessionCreated = event('session.created', {
+  agent_id: DefinitionId,
+  environment_id: DefinitionId,
+  title: z.string().nullish(),
+  parent_session_id: SessionId.nullish(),
+  overrides: SessionOverrides.optional(),
+});
+
+/** A change to the session's own definition (title, overrides); applies from the next run. */
+export const SessionUpdated = event('session.updated', {
+  title: z.string().nullish(),
+  overrides: SessionOverrides.optional(),
+});
+
+export const Trigger = z.enum(['event', 'wake_queue', 'manual', 'recovery', 'child']);
+export type Trigger = z.infer<typeof Trigger>;
+
+export const ConsumedWakeRef = z.object({
+  id: z.string(),
+  reason: z.string(),
+  due_at: Timestamp,
+});
+
+export const SessionStatusRunning = event('session.status_running', {
+  wake_id: z.string().min(1),
+  trigger: Trigger,
+  processed_event_ids: z.array(z.string()),
+  /** Revisits this run consumed, with their reasons, so the conversation can be rebuilt from the log. */
+  wakes: z.array(ConsumedWakeRef).optional(),
+  /** true on the records that take in messages arriving during a run (mid-run steering). */
+  continuation: z.boolean().optional(),
+});
+
+export const StopReason = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('end_turn') }),
+  z.object({ type: z.literal('requires_action'), event_ids: z.array(z.string()) }),
+  z.object({ type: z.literal('retries_exhausted') }),
+  z.object({ type: z.literal('budget_reached') }),
+  z.object({ type: z.literal('refusal') }),
+]);
+export type StopReason = z.infer<typeof StopReason>;
+
+export const RefusalDetails = z.object({
+  type: z.literal('refusal'),
+  category: z.string().nullable(),
+  explanation: z.string().nullable(),
+});
+
+export const SessionStatusIdle = event('session.status_idle', {
+  wake_id: z.string().min(1).optional(),
+  stop_reason: StopReason,
+  stop_details: RefusalDetails.nullable().default(null),
+});
+
+export const SessionStatusRescheduled = event('session.status_rescheduled', {
+  reason: z.string(),
+  retry_at: Timestamp,
+});
+
+export const SessionStatusTerminated = event('session.status_terminated', { reason: z.string() });
+
+export const ERROR_TYPES = [
+  'unknown_error',
+  'model_overloaded_error',
+  'model_rate_limited_error',
+  'model_request_failed_error',
+  'mcp_connection_failed_error',
+  'mcp_authentication_failed_error',
+  'billing_error',
+  'credential_host_unreachable_error',
+  'tool_use_limit_reached_error',
+  'compaction_limit_reached_error',
+] as const;
+
+export const SessionErrorObject = z.looseObject({
+  type: z.enum(ERROR_TYPES),
+  message: z.string(),
+  retry_status: z.object({ type: z.enum(['retrying', 'exhausted', 'terminal']) }),
+  /** Our finer reason: invalid_event, missing_api_key, ... */
+  code: z.string().optional(),
+});
+export type SessionErrorObject = z.infer<typeof SessionErrorObject>;
+
+export const SessionError = event('session.error', {
+  error: SessionErrorObject,
+  /** The rejected line, for errors about a line of a journal. */
+  line: z.number().int().positive().optional(),
+  /** Which journal `line` refers to; events.jsonl when absent. */
+  file: z.enum(['events.jsonl', 'wake-queue.jsonl']).optional(),
+  /** The rejected event's id, when it had one. */
+  event_id: z.string().optional(),
+});
+
+// ---------------------------------------------------------------- spans
+
+export const SpanModelRequestStart = event('span.model_request_start', {});
+export const SpanModelRequestEnd = event('span.model_request_end', {
+  model_request_start_id: z.string(),
+  is_error: z.boolean(),
+  model_usage: ModelUsage,
+});
+export const SpanOutcomeEvaluationStart = event('span.outcome_evaluation_start', {
+  outcome_id: z.string(),
+  iteration: z.number().int().nonnegative(),
+});
+export const SpanOutcomeEvaluationEnd = event('span.outcome_evaluation_end', {
+  outcome_evaluation_start_id: z.string(),
+  outcome_id: z.string(),
+  iteration: z.number().int().nonnegative(),
+  result: z.enum(['satisfied', 'needs_revision', 'max_iterations_reached', 'failed', 'interrupted']),
+  explanation: z.string(),
+  usage: ModelUsage,
+});
+
+// ---------------------------------------------------------------- agent
+
+export const AgentMessage = event('agent.message', { content: z.array(TextBlock) });
+/** A marker; our extension keeps the block so it can be echoed back to the model. */
+export const AgentThinking = event('agent.thinking', {
+  thinking: z.string().optional(),
+  signature: z.string().optional(),
+  redacted_data: z.string().optional(),
+});
+export const EvaluatedPermission = z.enum(['allow', 'ask', 'deny']);
+export const AgentToolUse = event('agent.tool_use', {
+  name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  model_tool_use_id: z.string(),
+  evaluated_permission: EvaluatedPermission,
+});
+export const AgentToolResult = event('agent.tool_result', {
+  tool_use_id: z.string(),
+  content: z.array(TextBlock),
+  is_error: z.boolean(),
+});
+export const AgentCustomToolUse = event('agent.custom_tool_use', {
+  name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  model_tool_use_id: z.string(),
+});
+export const AgentThreadContextCompacted = event('agent.thread_context_compacted', {
+  summary_path: z.string(),
+  tokens_before: z.number().int().nonnegative(),
+  tokens_after: z.number().int().nonnegative(),
+});
+
+// ---------------------------------------------------------------- union
+
+export const EVENT_SCHEMAS = {
+  'user.message': UserMessage,
+  'user.interrupt': UserInterrupt,
+  'user.tool_confirmation': UserToolConfirmation,
+  'user.custom_tool_result': UserCustomToolResult,
+  'user.define_outcome': UserDefineOutcome,
+  'session.created': SessionCreated,
+  'session.updated': SessionUpdated,
+  'session.status_running': SessionStatusRunning,
+  'session.status_idle': SessionStatusIdle,
+  'session.status_rescheduled': SessionStatusRescheduled,
+  'session.status_terminated': SessionStatusTerminated,
+  'session.error': SessionError,
+  'span.model_request_start': SpanModelRequestStart,
+  'span.model_request_end': SpanModelRequestEnd,
+  'span.outcome_evaluation_start': SpanOutcomeEvaluationStart,
+  'span.outcome_evaluation_end': SpanOutcomeEvaluationEnd,
+  'agent.message': AgentMessage,
+  'agent.thinking': AgentThinking,
+  'agent.tool_use': AgentToolUse,
+  'agent.tool_result': AgentToolResult,
+  'agent.custom_tool_use': AgentCustomToolUse,
+  'agent.thread_context_compacted': AgentThreadContextCompacted,
+} as const;
+
+export type EventType = keyof typeof EVENT_SCHEMAS;
+
+/** Parsers that keep unknown fields, so a line read back loses nothing. */
+export const LOOSE_EVENT_SCHEMAS = Object.fromEntries(
+  Object.entries(EVENT_SCHEMAS).map(([k, v]) => [k, v.loose()]),
+) as unknown as typeof EVENT_SCHEMAS;
+export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
+
+/** Events a person or program writes; they count as pending until a run takes them in. */
+export const USER_EVENT_TYPES = [
+  'user.message',
+  'user.interrupt',
+  'user.tool_confirmation',
+  'user.custom_tool_result',
+  'user.define_outcome',
+] as const satisfies readonly EventType[];
+export type UserEventType = (typeof USER_EVENT_TYPES)[number];
+
+export function isEventType(t: unknown): t is EventType {
+  return typeof t === 'string' && Object.hasOwn(EVENT_SCHEMAS, t);
+}
+
+export function isUserEventType(t: string): t is UserEventType {
+  return (USER_EVENT_TYPES as readonly string[]).includes(t);
+}
+
+type Parsed<T extends EventType> = z.output<(typeof EVENT_SCHEMAS)[T]>;
+
+/** A parsed event with its envelope filled in (id, created_at always present). */
+export type SessionEvent = {
+  [T in EventType]: Omit<Parsed<T>, 'id' | 'created_at'> & { id: string; created_at: string };
+}[EventType];
+
+export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
+
+/**
+ * What a writer hands to the store: an event without its envelope. The store
+ * assigns `id` and `created_at`.
+ */
+export type NewEvent = {
+  [T in EventType]: Omit<z.input<(typeof EVENT_SCHEMAS)[T]>, 'id' | 'created_at'>;
+}[EventType];

@@ -1,0 +1,117 @@
+/**
+ * session.json: the snapshot of a session, a fold of its two journals.
+ *
+ * It is a cache (SPEC invariant 2): it can always be rebuilt from
+ * events.jsonl and wake-queue.jsonl. It records the byte offset and line count
+ * each journal was folded through, so a reader continues the fold from there
+ * instead of re-reading the log: the cost of a refresh is proportional to the
+ * new bytes. `format` versions the shape; an older or unreadable file is
+ * rebuilt, never migrated in place.
+ */
+import { z } from 'zod';
+import { DefinitionId, SessionId, Timestamp } from './common.js';
+import { SessionOverrides, StopReason } from './events.js';
+import { WakeSource } from './wake-queue.js';
+
+export const SESSION_FORMAT = 1;
+
+export const SessionStatus = z.enum(['idle', 'running', 'rescheduling', 'terminated']);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+export const JournalCursor = z.object({
+  /** Byte offset just past the last complete line folded. */
+  offset: z.number().int().nonnegative(),
+  /** Number of complete lines folded (the next line is line + 1). */
+  line: z.number().int().nonnegative(),
+  /** The file's identity when it was folded; a different inode means the file was replaced. */
+  ino: z.number().int().nonnegative().default(0),
+});
+export type JournalCursor = z.infer<typeof JournalCursor>;
+
+export const PendingEvent = z.object({ id: z.string(), type: z.string(), line: z.number().int().positive() });
+export type PendingEvent = z.infer<typeof PendingEvent>;
+
+export const OpenToolUse = z.object({
+  id: z.string(),
+  name: z.string(),
+  kind: z.enum(['tool', 'custom']),
+  permission: z.enum(['allow', 'ask', 'deny']),
+  line: z.number().int().positive(),
+  wake_id: z.string().nullable(),
+  /** The accepted user event that answers it (confirmation or custom result), once one arrived. */
+  answered_by: z.string().nullable(),
+});
+export type OpenToolUse = z.infer<typeof OpenToolUse>;
+
+export const Rejection = z.object({
+  file: z.enum(['events.jsonl', 'wake-queue.jsonl']),
+  line: z.number().int().positive(),
+  event_id: z.string().nullable(),
+  code: z.string(),
+  message: z.string(),
+});
+export type Rejection = z.infer<typeof Rejection>;
+
+export const PendingWake = z.object({
+  id: z.string(),
+  due_at: Timestamp,
+  reason: z.string(),
+  source: WakeSource,
+  created_at: Timestamp,
+  line: z.number().int().positive(),
+  retry_of: z.string().nullable(),
+  /** due_at derived from delay_seconds at read time and not yet pinned in the journal. */
+  provisional: z.boolean(),
+});
+export type PendingWake = z.infer<typeof PendingWake>;
+
+export const Usage = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cache_creation_input_tokens: z.number().int().nonnegative(),
+  cache_read_input_tokens: z.number().int().nonnegative(),
+  model_requests: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const SessionSnapshot = z.object({
+  format: z.literal(SESSION_FORMAT),
+  id: SessionId,
+  agent_id: DefinitionId,
+  environment_id: DefinitionId,
+  title: z.string().nullable(),
+  parent_session_id: SessionId.nullable(),
+  overrides: SessionOverrides,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+
+  status: SessionStatus,
+  stop_reason: StopReason.nullable(),
+  /** The run now (or last) in progress; set while status is running. */
+  running_wake_id: z.string().nullable(),
+  last_wake_id: z.string().nullable(),
+  /** When status is rescheduling: when the next attempt is due. */
+  retry_at: Timestamp.nullable(),
+  /** Runs in a row that ended in an error or a reschedule; 0 after a clean stop. */
+  consecutive_failures: z.number().int().nonnegative(),
+
+  usage: Usage,
+
+  /** User events no run has taken in yet, in log order. */
+  pending_events: z.array(PendingEvent),
+  /** Every user event on a line <= this one has been taken in by a run. */
+  processed_through_line: z.number().int().nonnegative(),
+  /** Tool uses with no result yet. */
+  open_tool_uses: z.array(OpenToolUse),
+  /** Bad lines and rejected events not yet reported with a session.error. */
+  rejected: z.array(Rejection),
+  /** "file:line" keys already reported by a session.error. */
+  reported: z.array(z.string()),
+
+  pending_wakes: z.array(PendingWake),
+  wakes_consumed: z.number().int().nonnegative(),
+  wakes_cancelled: z.number().int().nonnegative(),
+
+  journals: z.object({ events: JournalCursor, wake_queue: JournalCursor }),
+});
+export type SessionSnapshot = z.infer<typeof SessionSnapshot>;

@@ -1,0 +1,85 @@
+/**
+ * wake-queue.jsonl: the append-only journal of revisits (SPEC §5).
+ *
+ * A revisit is a `wake.scheduled` record; its fate is a later record naming it
+ * (`wake.consumed`, `wake.cancelled`). A line written by hand may be the
+ * shorthand `{due_at | delay_seconds, reason}`: it is a `wake.scheduled` with
+ * id `wake_line_<N>`, and `delay_seconds` counts from when the line is read.
+ */
+import { z } from 'zod';
+import { Timestamp } from './common.js';
+
+export const WakeSource = z.enum(['agent', 'cli', 'hand', 'retry', 'daemon']);
+export type WakeSource = z.infer<typeof WakeSource>;
+
+const scheduledFields = {
+  id: z.string().min(1).optional(),
+  due_at: Timestamp.optional(),
+  delay_seconds: z.number().nonnegative().optional(),
+  reason: z.string().min(1, 'expected a non-empty reason'),
+  source: WakeSource.optional(),
+  created_at: Timestamp.optional(),
+  /** The wake this one re-schedules after the run that consumed it failed. */
+  retry_of: z.string().optional(),
+  /** The run that scheduled it, when an agent did. */
+  wake_run_id: z.string().optional(),
+};
+
+function exactlyOneTime(v: { due_at?: string | undefined; delay_seconds?: number | undefined }, ctx: z.RefinementCtx) {
+  if ((v.due_at === undefined) === (v.delay_seconds === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['due_at'],
+      message: 'expected exactly one of due_at (ISO time) or delay_seconds (number)',
+    });
+  }
+}
+
+export const WakeScheduled = z
+  .looseObject({ type: z.literal('wake.scheduled'), ...scheduledFields })
+  .superRefine(exactlyOneTime);
+
+/** The hand-written shorthand: no `type`. */
+export const WakeShorthand = z.looseObject(scheduledFields).superRefine(exactlyOneTime);
+
+export const WakeConsumed = z.looseObject({
+  type: z.literal('wake.consumed'),
+  wake_id: z.string().min(1),
+  wake_run_id: z.string().min(1),
+  at: Timestamp,
+});
+
+export const WakeCancelled = z.looseObject({
+  type: z.literal('wake.cancelled'),
+  wake_id: z.string().min(1),
+  reason: z.string(),
+  at: Timestamp,
+});
+
+export const WAKE_RECORD_TYPES = ['wake.scheduled', 'wake.consumed', 'wake.cancelled'] as const;
+
+/** A wake record after normalisation: ids and due times resolved. */
+export type WakeRecord =
+  | {
+      type: 'wake.scheduled';
+      id: string;
+      due_at: string;
+      reason: string;
+      source: WakeSource;
+      created_at: string;
+      retry_of?: string | undefined;
+      wake_run_id?: string | undefined;
+      /** true when due_at was computed from delay_seconds at read time (not yet pinned in the journal). */
+      provisional?: boolean;
+    }
+  | z.output<typeof WakeConsumed>
+  | z.output<typeof WakeCancelled>;
+
+/** What a writer appends; `id`, `created_at` are assigned by the writer helper. */
+export type NewWakeScheduled = {
+  due_at: string;
+  reason: string;
+  source: WakeSource;
+  retry_of?: string;
+  wake_run_id?: string;
+};
