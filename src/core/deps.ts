@@ -1,0 +1,19 @@
+/**
+ * Side effects come in through this object (STYLE point 4): the clock, the id
+ * generator and the process environment (where secrets are read). Production
+ * builds it once with systemDeps(); tests pass a manual clock and their own
+ * environment. Later layers extend it with the model and the sandbox.
+ */
+import { systemClock, type Clock } from './clock.js';
+import { systemIds, type Ids } from './ids.js';
+
+export interface Deps {
+  clock: Clock;
+  ids: Ids;
+  /** The daemon's environment: secrets ({secret: {env: NAME}}) and API keys are read from it. */
+  env: NodeJS.ProcessEnv;
+}
+
+export function systemDeps(env: NodeJS.ProcessEnv = process.env): Deps {
+  return { clock: systemClock, ids: systemIds(() => systemClock.now()), env };
+}

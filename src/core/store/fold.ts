@@ -1,0 +1,279 @@
+/**
+ * The fold: session.json is computed from the two journals, one record at a
+ * time. Applying the same lines in the same order always gives the same
+ * snapshot, so a snapshot plus the lines after its cursors equals a fold from
+ * scratch. That is what lets readers continue from a saved offset.
+ *
+ * The fold also judges user events in context (a confirmation must answer a
+ * tool use that waits for one, and only once): a user event that makes no
+ * sense becomes a rejection, reported later as a session.error; the line
+ * itself stays in the log.
+ */
+import {
+  SESSION_FORMAT,
+  isUserEventType,
+  type OpenToolUse,
+  type SessionEvent,
+  type SessionSnapshot,
+  type WakeRecord,
+} from '../schema/index.js';
+import type { LineRejection } from './parse-line.js';
+
+export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot {
+  return {
+    format: SESSION_FORMAT,
+    id: sessionId,
+    agent_id: 'unknown',
+    environment_id: 'unknown',
+    title: null,
+    parent_session_id: null,
+    overrides: {},
+    created_at: atIso,
+    updated_at: atIso,
+    status: 'idle',
+    stop_reason: null,
+    running_wake_id: null,
+    last_wake_id: null,
+    retry_at: null,
+    consecutive_failures: 0,
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0 },
+    pending_events: [],
+    processed_through_line: 0,
+    open_tool_uses: [],
+    rejected: [],
+    reported: [],
+    pending_wakes: [],
+    wakes_consumed: 0,
+    wakes_cancelled: 0,
+    journals: { events: { offset: 0, line: 0, ino: 0 }, wake_queue: { offset: 0, line: 0, ino: 0 } },
+  };
+}
+
+const key = (file: string, line: number) => `${file}:${line}`;
+
+/**
+ * Ids of the pending events, kept beside the snapshot while a fold runs so a
+ * duplicate check costs O(1), not O(pending). Rebuilt when the list changed
+ * identity (it is replaced, never edited in place, except by push below).
+ */
+const pendingIndex = new WeakMap<SessionSnapshot['pending_events'], Set<string>>();
+function pendingIds(s: SessionSnapshot): Set<string> {
+  let ids = pendingIndex.get(s.pending_events);
+  if (!ids) {
+    ids = new Set(s.pending_events.map((p) => p.id));
+    pendingIndex.set(s.pending_events, ids);
+  }
+  return ids;
+}
+
+/** Records a bad line, unless a session.error already reported it. */
+export function applyRejection(s: SessionSnapshot, file: 'events.jsonl' | 'wake-queue.jsonl', r: LineRejection): void {
+  if (s.reported.includes(key(file, r.line))) return;
+  if (s.rejected.some((x) => x.file === file && x.line === r.line)) return;
+  s.rejected.push({ file, line: r.line, event_id: r.eventId, code: r.code, message: r.message });
+}
+
+function reject(s: SessionSnapshot, line: number, eventId: string, message: string, code = 'invalid_event') {
+  applyRejection(s, 'events.jsonl', { line, code: 'invalid_event', message, eventId });
+  const last = s.rejected[s.rejected.length - 1];
+  if (last && last.line === line) last.code = code;
+}
+
+/**
+ * Checks a user event against the state so far. Returns a message when the
+ * event cannot be accepted, else null.
+ */
+function judgeUserEvent(s: SessionSnapshot, e: SessionEvent, line: number): string | null {
+  if (pendingIds(s).has(e.id)) {
+    return `events.jsonl line ${line}: ${e.type}: id ${e.id} is already used by a pending event`;
+  }
+  if (e.type === 'user.tool_confirmation') {
+    const use = s.open_tool_uses.find((u) => u.id === e.tool_use_id);
+    if (!use) return `events.jsonl line ${line}: user.tool_confirmation: tool_use_id ${e.tool_use_id} is not a tool use awaiting an answer (unknown, or already has a result)`;
+    if (use.kind !== 'tool') return `events.jsonl line ${line}: user.tool_confirmation: ${e.tool_use_id} is a custom tool use; answer it with user.custom_tool_result`;
+    if (use.permission !== 'ask') return `events.jsonl line ${line}: user.tool_confirmation: ${e.tool_use_id} did not ask for confirmation`;
+    if (use.answered_by) return `events.jsonl line ${line}: user.tool_confirmation: ${e.tool_use_id} was already answered by ${use.answered_by}`;
+  }
+  if (e.type === 'user.custom_tool_result') {
+    const use = s.open_tool_uses.find((u) => u.id === e.custom_tool_use_id);
+    if (!use) return `events.jsonl line ${line}: user.custom_tool_result: custom_tool_use_id ${e.custom_tool_use_id} is not a custom tool use awaiting a result (unknown, or already answered)`;
+    if (use.kind !== 'custom') return `events.jsonl line ${line}: user.custom_tool_result: ${e.custom_tool_use_id} is a built-in tool use; answer it with user.tool_confirmation`;
+    if (use.answered_by) return `events.jsonl line ${line}: user.custom_tool_result: ${e.custom_tool_use_id} was already answered by ${use.answered_by}`;
+  }
+  return null;
+}
+
+function updateProcessedThrough(s: SessionSnapshot, foldedLine: number) {
+  const first = s.pending_events[0];
+  s.processed_through_line = first ? first.line - 1 : foldedLine;
+}
+
+/** Applies one event of events.jsonl (at `line`). Mutates `s`. */
+export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): void {
+  s.updated_at = e.created_at > s.updated_at ? e.created_at : s.updated_at;
+  if (line === 1 && e.type !== 'session.created') {
+    reject(s, line, e.id, `events.jsonl line 1: the first line must be session.created, got ${e.type}`);
+    return;
+  }
+  if (isUserEventType(e.type)) {
+    const why = judgeUserEvent(s, e, line);
+    if (why) {
+      reject(s, line, e.id, why, 'invalid_answer');
+    } else {
+      pendingIds(s).add(e.id);
+      s.pending_events.push({ id: e.id, type: e.type, line });
+      if (e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result') {
+        const target = e.type === 'user.tool_confirmation' ? e.tool_use_id : e.custom_tool_use_id;
+        const use = s.open_tool_uses.find((u) => u.id === target);
+        if (use) use.answered_by = e.id;
+      }
+    }
+    updateProcessedThrough(s, line);
+    return;
+  }
+  switch (e.type) {
+    case 'session.created':
+      if (line !== 1) {
+        reject(s, line, e.id, `events.jsonl line ${line}: session.created may only be the first line`);
+        break;
+      }
+      s.agent_id = e.agent_id;
+      s.environment_id = e.environment_id;
+      s.title = e.title ?? null;
+      s.parent_session_id = e.parent_session_id ?? null;
+      s.overrides = { ...(e.overrides ?? {}) };
+      s.created_at = e.created_at;
+      s.updated_at = e.created_at;
+      break;
+    case 'session.updated':
+      if (e.title !== undefined) s.title = e.title ?? null;
+      if (e.overrides) s.overrides = { ...s.overrides, ...e.overrides, env: { ...s.overrides.env, ...e.overrides.env } };
+      break;
+    case 'session.status_running': {
+      s.status = 'running';
+      s.stop_reason = null;
+      s.retry_at = null;
+      s.running_wake_id = e.wake_id;
+      s.last_wake_id = e.wake_id;
+      const taken = new Set(e.processed_event_ids);
+      s.pending_events = s.pending_events.filter((p) => !taken.has(p.id));
+      // A custom tool use is settled once the run took in its answer.
+      s.open_tool_uses = s.open_tool_uses.filter((u) => !(u.kind === 'custom' && u.answered_by && taken.has(u.answered_by)));
+      break;
+    }
+    case 'session.status_idle':
+      s.status = 'idle';
+      s.stop_reason = e.stop_reason;
+      s.running_wake_id = null;
+      s.retry_at = null;
+      s.consecutive_failures = 0;
+      if (e.wake_id) s.last_wake_id = e.wake_id;
+      break;
+    case 'session.status_rescheduled':
+      s.status = 'rescheduling';
+      s.stop_reason = null;
+      s.running_wake_id = null;
+      s.retry_at = e.retry_at;
+      s.consecutive_failures += 1;
+      break;
+    case 'session.status_terminated':
+      s.status = 'terminated';
+      s.running_wake_id = null;
+      s.retry_at = null;
+      break;
+    case 'session.error':
+      if (e.line !== undefined) {
+        const file = e.file ?? 'events.jsonl';
+        const k = key(file, e.line);
+        if (!s.reported.includes(k)) s.reported.push(k);
+        s.rejected = s.rejected.filter((r) => !(r.file === file && r.line === e.line));
+      }
+      break;
+    case 'span.model_request_end':
+      s.usage.input_tokens += e.model_usage.input_tokens;
+      s.usage.output_tokens += e.model_usage.output_tokens;
+      s.usage.cache_creation_input_tokens += e.model_usage.cache_creation_input_tokens;
+      s.usage.cache_read_input_tokens += e.model_usage.cache_read_input_tokens;
+      s.usage.model_requests += 1;
+      break;
+    case 'agent.tool_use':
+    case 'agent.custom_tool_use': {
+      const use: OpenToolUse = {
+        id: e.id,
+        name: e.name,
+        kind: e.type === 'agent.tool_use' ? 'tool' : 'custom',
+        permission: e.type === 'agent.tool_use' ? e.evaluated_permission : 'ask',
+        line,
+        wake_id: e.wake_id ?? null,
+        answered_by: null,
+      };
+      s.open_tool_uses.push(use);
+      break;
+    }
+    case 'agent.tool_result':
+      s.open_tool_uses = s.open_tool_uses.filter((u) => u.id !== e.tool_use_id);
+      break;
+    default:
+      break;
+  }
+  updateProcessedThrough(s, line);
+}
+
+/** Applies one record of wake-queue.jsonl (at `line`). Mutates `s`. */
+export function applyWake(s: SessionSnapshot, r: WakeRecord, line: number): void {
+  switch (r.type) {
+    case 'wake.scheduled': {
+      const existing = s.pending_wakes.find((w) => w.id === r.id);
+      if (existing) {
+        // A later record with the same id pins a provisional due time; the first pin wins.
+        if (existing.provisional && !r.provisional) {
+          existing.due_at = r.due_at;
+          existing.provisional = false;
+        }
+        return;
+      }
+      s.pending_wakes.push({
+        id: r.id,
+        due_at: r.due_at,
+        reason: r.reason,
+        source: r.source,
+        created_at: r.created_at,
+        line,
+        retry_of: r.retry_of ?? null,
+        provisional: r.provisional === true,
+      });
+      return;
+    }
+    case 'wake.consumed':
+    case 'wake.cancelled': {
+      const before = s.pending_wakes.length;
+      s.pending_wakes = s.pending_wakes.filter((w) => w.id !== r.wake_id);
+      if (s.pending_wakes.length < before) {
+        if (r.type === 'wake.consumed') s.wakes_consumed += 1;
+        else s.wakes_cancelled += 1;
+      }
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- derived views
+
+/** Tool uses the session waits on a person or program for. */
+export function openActions(s: SessionSnapshot): OpenToolUse[] {
+  return s.open_tool_uses.filter((u) => u.answered_by === null && (u.kind === 'custom' || u.permission === 'ask'));
+}
+
+export function nextWakeAt(s: SessionSnapshot): string | null {
+  let min: string | null = null;
+  for (const w of s.pending_wakes) if (min === null || Date.parse(w.due_at) < Date.parse(min)) min = w.due_at;
+  return min;
+}
+
+export function dueWakes(s: SessionSnapshot, nowMs: number) {
+  return s.pending_wakes.filter((w) => Date.parse(w.due_at) <= nowMs);
+}
+
+export function totalTokens(s: SessionSnapshot): number {
+  return s.usage.input_tokens + s.usage.output_tokens;
+}

@@ -1,0 +1,235 @@
+/**
+ * The two primitives every journal rests on.
+ *
+ * appendLines: one write(2) on an O_APPEND descriptor per call. On Linux a
+ * regular file's write is serialised under the inode lock, so concurrent
+ * appenders (the CLI, `echo >>`, the daemon) never interleave within a line.
+ * If the file ends in an unterminated line (a writer died mid-line), the
+ * append seals it with "\n" in the same write, so the torn text stays in the
+ * log as its own (invalid) line and never swallows ours.
+ *
+ * readLines: an incremental reader. It starts at a saved byte offset, returns
+ * every complete line after it with its 1-based line number, and holds back
+ * an unterminated last line until it is finished. Its cost is proportional to
+ * the new bytes, not to the file.
+ */
+import fs from 'node:fs';
+
+export interface Cursor {
+  /** Byte offset just past the last complete line read. */
+  offset: number;
+  /** Complete lines before `offset`. */
+  line: number;
+  /** Inode of the file the cursor belongs to (0 = unknown). */
+  ino: number;
+}
+
+export const START: Cursor = Object.freeze({ offset: 0, line: 0, ino: 0 });
+
+export interface RawLine {
+  /** 1-based line number. */
+  no: number;
+  /** The line without its "\n" (a trailing "\r" and a leading BOM removed). */
+  text: string;
+  /** Byte length of the line as stored, "\n" excluded. */
+  bytes: number;
+  /** True when the line exceeded MAX_LINE_BYTES; `text` then holds only its head. */
+  oversize: boolean;
+  /** True when the bytes are not valid UTF-8. */
+  badUtf8: boolean;
+}
+
+export interface ReadResult {
+  lines: RawLine[];
+  cursor: Cursor;
+  /** Bytes of an unterminated last line held back. */
+  heldBack: number;
+  /** The file was replaced or truncated since `from`: lines were read from the start. */
+  reset: boolean;
+}
+
+/** Lines longer than this are reported as invalid without being kept in memory. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const OVERSIZE_HEAD = 4096;
+const CHUNK = 1 << 20;
+const NL = 0x0a;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8Lossy = new TextDecoder('utf-8');
+
+function decodeLine(buf: Buffer): { text: string; badUtf8: boolean } {
+  let text: string;
+  let badUtf8 = false;
+  try {
+    text = utf8.decode(buf);
+  } catch {
+    text = utf8Lossy.decode(buf);
+    badUtf8 = true;
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.endsWith('\r')) text = text.slice(0, -1);
+  return { text, badUtf8 };
+}
+
+/**
+ * Reads the complete lines after `from`. Missing file: no lines. A file
+ * whose inode changed or that shrank below the cursor is read from the start
+ * (`reset`), since a saved offset into another file means nothing.
+ */
+export function readLines(file: string, from: Cursor = START, opts: { maxLines?: number } = {}): ReadResult {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { lines: [], cursor: { ...from }, heldBack: 0, reset: false };
+    throw e;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    let start = from;
+    let reset = false;
+    if ((from.ino !== 0 && from.ino !== st.ino) || st.size < from.offset) {
+      start = { offset: 0, line: 0, ino: st.ino };
+      reset = true;
+    }
+    const lines: RawLine[] = [];
+    let pos = start.offset;
+    let lineNo = start.line;
+    let lineStart = pos; // file offset where the current (unfinished) line began
+    const parts: Buffer[] = [];
+    let partBytes = 0;
+    let oversize = false;
+    const buf = Buffer.allocUnsafe(CHUNK);
+    const maxLines = opts.maxLines ?? Infinity;
+
+    outer: while (pos < st.size) {
+      const n = fs.readSync(fd, buf, 0, Math.min(CHUNK, st.size - pos), pos);
+      if (n <= 0) break;
+      let i = 0;
+      while (i < n) {
+        const nl = buf.indexOf(NL, i);
+        const end = nl === -1 || nl >= n ? n : nl;
+        if (!oversize) {
+          if (partBytes + (end - i) > MAX_LINE_BYTES) {
+            oversize = true;
+            const head = Buffer.concat([...parts, buf.subarray(i, end)]).subarray(0, OVERSIZE_HEAD);
+            parts.length = 0;
+            parts.push(Buffer.from(head));
+          } else {
+            parts.push(Buffer.from(buf.subarray(i, end)));
+          }
+        }
+        partBytes += end - i;
+        if (end === n) break; // line continues in the next chunk
+        // a complete line
+        lineNo += 1;
+        const raw = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+        const { text, badUtf8 } = decodeLine(raw);
+        lines.push({ no: lineNo, text, bytes: partBytes, oversize, badUtf8 });
+        parts.length = 0;
+        partBytes = 0;
+        oversize = false;
+        lineStart = pos + nl + 1;
+        i = nl + 1;
+        if (lines.length >= maxLines) break outer;
+      }
+      pos += n;
+      if (lines.length >= maxLines) break;
+    }
+    return {
+      lines,
+      cursor: { offset: lineStart, line: lineNo, ino: st.ino },
+      heldBack: lines.length >= maxLines ? 0 : st.size - lineStart,
+      reset,
+    };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export interface AppendOptions {
+  /** fdatasync before returning, so the lines survive power loss. */
+  durable?: boolean;
+}
+
+/**
+ * Appends complete lines in one write(2). Returns the 1-based line number of
+ * nothing in particular: callers that need line numbers read them back.
+ * Each entry of `lines` must be a single line (no "\n").
+ */
+export function appendLines(file: string, lines: readonly string[], opts: AppendOptions = {}): { sealed: boolean } {
+  if (lines.length === 0) return { sealed: false };
+  for (const l of lines) {
+    if (l.includes('\n')) throw new Error(`appendLines(${file}): a line must not contain "\\n"`);
+  }
+  // O_RDWR, not O_WRONLY: the tail check reads the last byte.
+  const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o644);
+  try {
+    const sealed = endsUnterminated(fd);
+    const text = (sealed ? '\n' : '') + lines.join('\n') + '\n';
+    writeAll(fd, Buffer.from(text, 'utf8'));
+    if (opts.durable) fs.fdatasyncSync(fd);
+    return { sealed };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function endsUnterminated(fd: number): boolean {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return false;
+  const b = Buffer.alloc(1);
+  fs.readSync(fd, b, 0, 1, size - 1);
+  return b[0] !== NL;
+}
+
+function writeAll(fd: number, data: Buffer) {
+  // A regular file takes the whole buffer in one call; the loop only matters
+  // on a short write (disk full, signals), where atomicity is lost anyway.
+  let off = 0;
+  while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
+/**
+ * Reads complete lines backwards from `end` (a cursor whose line count is
+ * known), stopping once at least `minBytes` were read or the file's start is
+ * reached. Returns them in file order with their line numbers, so a reader
+ * can take the tail of a large log without reading the whole file.
+ */
+export function readLinesBefore(file: string, end: Cursor, minBytes: number): RawLine[] {
+  if (end.offset === 0) return [];
+  const fd = fs.openSync(file, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let pos = end.offset;
+    let got = 0;
+    // Read until minBytes are in hand, then on to the previous newline so the first line is whole.
+    for (;;) {
+      const len = Math.min(Math.max(minBytes - got, 4096), 256 * 1024, pos);
+      pos -= len;
+      const b = Buffer.allocUnsafe(len);
+      fs.readSync(fd, b, 0, len, pos);
+      chunks.unshift(b);
+      got += len;
+      if (pos === 0) break;
+      if (got >= minBytes && b.indexOf(NL) !== -1) break;
+    }
+    let all = Buffer.concat(chunks);
+    if (pos > 0) all = all.subarray(all.indexOf(NL) + 1); // drop the partial first line
+    // all ends with "\n" (end.offset is just past a complete line)
+    const out: RawLine[] = [];
+    let i = 0;
+    while (i < all.length) {
+      const nl = all.indexOf(NL, i);
+      const stop = nl === -1 ? all.length : nl;
+      const { text, badUtf8 } = decodeLine(all.subarray(i, stop));
+      out.push({ no: 0, text, bytes: stop - i, oversize: false, badUtf8 });
+      i = stop + 1;
+    }
+    const first = end.line - out.length + 1;
+    out.forEach((l, k) => (l.no = first + k));
+    return out;
+  } finally {
+    fs.closeSync(fd);
+  }
+}

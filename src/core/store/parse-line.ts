@@ -1,0 +1,167 @@
+/**
+ * Turns one raw journal line into either a normalised record or a readable
+ * rejection. Never throws: a bad line is data (SPEC invariant 1), reported
+ * with its line number and, for schema errors, the field path.
+ */
+import { z } from 'zod';
+import {
+  LOOSE_EVENT_SCHEMAS,
+  EVENT_TYPES,
+  WakeCancelled,
+  WakeConsumed,
+  WakeScheduled,
+  WakeShorthand,
+  isEventType,
+  type SessionEvent,
+  type WakeRecord,
+  type WakeSource,
+} from '../schema/index.js';
+import { lineEventId, lineWakeId } from '../ids.js';
+import { iso } from '../clock.js';
+import type { RawLine } from './jsonl.js';
+
+export interface LineRejection {
+  line: number;
+  code: 'invalid_event' | 'invalid_wake';
+  message: string;
+  /** The id the line carried, when it had a readable one. */
+  eventId: string | null;
+}
+
+export type ParsedEventLine =
+  | { kind: 'event'; line: number; event: SessionEvent }
+  | { kind: 'blank'; line: number }
+  | { kind: 'invalid'; rejection: LineRejection };
+
+export type ParsedWakeLine =
+  | { kind: 'wake'; line: number; record: WakeRecord }
+  | { kind: 'blank'; line: number }
+  | { kind: 'invalid'; rejection: LineRejection };
+
+const EXCERPT = 120;
+
+function excerpt(text: string): string {
+  const t = text.length > EXCERPT ? `${text.slice(0, EXCERPT)}… (${text.length} chars)` : text;
+  return JSON.stringify(t);
+}
+
+/** zod issues as "field.path: message; ..." — one line, every issue. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((i) => {
+      const where = i.path.length ? i.path.map(String).join('.') : '(root)';
+      return `${where}: ${i.message}`;
+    })
+    .join('; ');
+}
+
+type Json = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+function parseObject(raw: RawLine, file: string): Json {
+  if (raw.oversize) {
+    return { ok: false, message: `${file} line ${raw.no}: line is ${raw.bytes} bytes, over the limit; starts ${excerpt(raw.text)}` };
+  }
+  if (raw.badUtf8) return { ok: false, message: `${file} line ${raw.no}: not valid UTF-8` };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.text);
+  } catch (e) {
+    return { ok: false, message: `${file} line ${raw.no}: not valid JSON (${(e as Error).message}): ${excerpt(raw.text)}` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, message: `${file} line ${raw.no}: expected a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}` };
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+function idOf(v: Record<string, unknown>, key = 'id'): string | null {
+  return typeof v[key] === 'string' && v[key] !== '' ? (v[key] as string) : null;
+}
+
+/**
+ * Parses a line of events.jsonl. A line without `id` gets `sevt_line_<N>`; a
+ * line without `created_at` gets `readAtMs` (the moment it was read).
+ */
+export function parseEventLine(raw: RawLine, readAtMs: number): ParsedEventLine {
+  if (raw.text.trim() === '' && !raw.oversize) return { kind: 'blank', line: raw.no };
+  const fail = (message: string, eventId: string | null = null): ParsedEventLine => ({
+    kind: 'invalid',
+    rejection: { line: raw.no, code: 'invalid_event', message, eventId },
+  });
+  const j = parseObject(raw, 'events.jsonl');
+  if (!j.ok) return fail(j.message);
+  const v = j.value;
+  const type = v.type;
+  if (!isEventType(type)) {
+    const got = typeof type === 'string' ? `unknown event type "${type}"` : 'missing "type"';
+    return fail(`events.jsonl line ${raw.no}: ${got}; expected one of ${EVENT_TYPES.join(', ')}`, idOf(v));
+  }
+  const r = LOOSE_EVENT_SCHEMAS[type].safeParse(v);
+  if (!r.success) {
+    return fail(`events.jsonl line ${raw.no}: ${type}: ${describeIssues(r.error)}`, idOf(v));
+  }
+  const event = {
+    ...r.data,
+    id: r.data.id ?? lineEventId(raw.no),
+    created_at: r.data.created_at ?? iso(readAtMs),
+  } as SessionEvent;
+  return { kind: 'event', line: raw.no, event };
+}
+
+/**
+ * Parses a line of wake-queue.jsonl, including the hand-written shorthand
+ * `{due_at | delay_seconds, reason}` (id `wake_line_<N>`).
+ */
+export function parseWakeLine(raw: RawLine, readAtMs: number): ParsedWakeLine {
+  if (raw.text.trim() === '' && !raw.oversize) return { kind: 'blank', line: raw.no };
+  const fail = (message: string, eventId: string | null = null): ParsedWakeLine => ({
+    kind: 'invalid',
+    rejection: { line: raw.no, code: 'invalid_wake', message, eventId },
+  });
+  const j = parseObject(raw, 'wake-queue.jsonl');
+  if (!j.ok) return fail(j.message);
+  const v = j.value;
+  const where = `wake-queue.jsonl line ${raw.no}`;
+  switch (v.type) {
+    case undefined:
+    case 'wake.scheduled': {
+      const schema = v.type === undefined ? WakeShorthand : WakeScheduled;
+      const r = schema.safeParse(v);
+      if (!r.success) return fail(`${where}: ${v.type ?? 'wake shorthand'}: ${describeIssues(r.error)}`, idOf(v));
+      const d = r.data;
+      const provisional = d.due_at === undefined;
+      const dueMs = provisional ? readAtMs + (d.delay_seconds ?? 0) * 1000 : Date.parse(d.due_at as string);
+      const source: WakeSource = d.source ?? 'hand';
+      return {
+        kind: 'wake',
+        line: raw.no,
+        record: {
+          type: 'wake.scheduled',
+          id: d.id ?? lineWakeId(raw.no),
+          due_at: iso(dueMs),
+          reason: d.reason,
+          source,
+          created_at: d.created_at ?? iso(readAtMs),
+          retry_of: d.retry_of,
+          wake_run_id: d.wake_run_id,
+          ...(provisional ? { provisional: true } : {}),
+        },
+      };
+    }
+    case 'wake.consumed': {
+      const r = WakeConsumed.safeParse(v);
+      if (!r.success) return fail(`${where}: wake.consumed: ${describeIssues(r.error)}`, idOf(v, 'wake_id'));
+      return { kind: 'wake', line: raw.no, record: r.data };
+    }
+    case 'wake.cancelled': {
+      const r = WakeCancelled.safeParse(v);
+      if (!r.success) return fail(`${where}: wake.cancelled: ${describeIssues(r.error)}`, idOf(v, 'wake_id'));
+      return { kind: 'wake', line: raw.no, record: r.data };
+    }
+    default:
+      return fail(
+        `${where}: unknown record type ${JSON.stringify(v.type)}; expected wake.scheduled, wake.consumed, wake.cancelled or the shorthand {due_at|delay_seconds, reason}`,
+        idOf(v),
+      );
+  }
+}

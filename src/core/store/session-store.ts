@@ -1,0 +1,283 @@
+/**
+ * The session store: sessions as directories under `<home>/sessions`.
+ *
+ * Contracts:
+ * - create() makes the whole directory under a hidden temp name and renames
+ *   it into place, so a crash never leaves half a session visible.
+ * - Every append is one write (jsonl.appendLines). Runtime-written events are
+ *   validated against the schema and redacted before they are written.
+ * - snapshot() continues the fold from session.json's cursors; a missing,
+ *   unreadable or outdated session.json is rebuilt from the journals.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  EVENT_SCHEMAS,
+  SessionSnapshot,
+  SESSION_FORMAT,
+  UUID_V7,
+  type NewEvent,
+  type NewWakeScheduled,
+  type SessionEvent,
+  type SessionOverrides,
+  type WakeRecord,
+} from '../schema/index.js';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Ids } from '../ids.js';
+import type { Home, SessionPaths } from '../home.js';
+import { sessionPaths } from '../home.js';
+import { notFound } from '../errors.js';
+import { Redactor } from '../redact.js';
+import { appendLines, readLines, START, type Cursor } from './jsonl.js';
+import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
+import { applyEvent, applyRejection, applyWake, emptySnapshot } from './fold.js';
+import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
+
+export interface StoreDeps {
+  clock: Clock;
+  ids: Ids;
+}
+
+export interface CreateSessionInput {
+  agentId: string;
+  environmentId: string;
+  title?: string | null;
+  parentSessionId?: string | null;
+  overrides?: SessionOverrides;
+}
+
+export interface AppendOptions {
+  /** The run these events belong to; stamped as `wake_id`. */
+  wakeId?: string;
+  redactor?: Redactor;
+  /** fdatasync before returning (default true for the runtime's own writes). */
+  durable?: boolean;
+}
+
+export interface SnapshotOptions {
+  /** Write session.json back when the fold moved (default true; errors writing it are ignored). */
+  persist?: boolean;
+  /**
+   * Pin provisional due times (hand-written `delay_seconds`) into the wake
+   * queue, so they stop moving with the reader's clock. Only the runtime pins.
+   */
+  pin?: boolean;
+}
+
+export class SessionStore {
+  constructor(
+    readonly home: Home,
+    readonly deps: StoreDeps,
+  ) {}
+
+  paths(sessionId: string): SessionPaths {
+    return this.home.session(sessionId);
+  }
+
+  exists(sessionId: string): boolean {
+    return UUID_V7.test(sessionId) && fs.existsSync(this.paths(sessionId).events);
+  }
+
+  /** Throws not_found unless the session exists. */
+  require(sessionId: string): SessionPaths {
+    const p = this.paths(sessionId);
+    if (!fs.existsSync(p.events)) throw notFound(`session ${sessionId} not found (no ${path.relative(this.home.root, p.events)})`);
+    return p;
+  }
+
+  create(input: CreateSessionInput): SessionSnapshot {
+    const id = this.deps.ids.uuid();
+    const final = this.paths(id);
+    fs.mkdirSync(this.home.sessionsDir, { recursive: true });
+    const tmpDir = path.join(this.home.sessionsDir, `.creating-${id}`);
+    const tmp = sessionPaths(tmpDir);
+    fs.mkdirSync(tmp.workspace, { recursive: true });
+    fs.mkdirSync(tmp.runtime, { recursive: true });
+    const created = this.stamp({
+      type: 'session.created',
+      agent_id: input.agentId,
+      environment_id: input.environmentId,
+      ...(input.title ? { title: input.title } : {}),
+      ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
+      ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
+    });
+    appendLines(tmp.events, [JSON.stringify(created)], { durable: true });
+    fs.writeFileSync(tmp.wakeQueue, '');
+    const snap = this.fold(id, tmp, null);
+    writeJsonAtomic(tmp.snapshot, snap, { fsyncDir: false });
+    fsyncDir(tmpDir);
+    fs.renameSync(tmpDir, final.dir);
+    fsyncDir(this.home.sessionsDir);
+    return this.snapshot(id);
+  }
+
+  /** Ids of every session directory, oldest first (UUIDv7 sorts by time). */
+  listIds(): string[] {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.home.sessionsDir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    return names.filter((n) => UUID_V7.test(n)).sort();
+  }
+
+  /**
+   * The session's current snapshot: session.json continued with whatever the
+   * journals gained since it was written.
+   */
+  snapshot(sessionId: string, opts: SnapshotOptions = {}): SessionSnapshot {
+    const p = this.require(sessionId);
+    const cached = readSnapshotFile(p.snapshot, sessionId);
+    const cachedCursors = cached ? structuredClone(cached.journals) : null;
+    let snap = this.fold(sessionId, p, cached);
+    if (opts.pin && snap.pending_wakes.some((w) => w.provisional)) {
+      const now = iso(this.deps.clock.now());
+      const pins = snap.pending_wakes
+        .filter((w) => w.provisional)
+        .map((w) => JSON.stringify({ type: 'wake.scheduled', id: w.id, due_at: w.due_at, reason: w.reason, source: w.source, created_at: now }));
+      appendLines(p.wakeQueue, pins, { durable: true });
+      snap = this.fold(sessionId, p, snap);
+    }
+    const moved = !cachedCursors || !sameCursors(cachedCursors, snap.journals);
+    if (moved && opts.persist !== false) {
+      try {
+        writeJsonAtomic(p.snapshot, snap, { fsyncDir: false });
+      } catch {
+        // session.json is a cache: a read-only home still reads correctly.
+      }
+    }
+    return snap;
+  }
+
+  /**
+   * Folds the journals onto `base` (mutated and returned) or from scratch.
+   * Reads the files, never writes them.
+   */
+  private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null): SessionSnapshot {
+    const now = this.deps.clock.now();
+    let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
+    const ev = readLines(p.events, s.journals.events);
+    if (ev.reset && base) return this.fold(sessionId, p, null);
+    for (const raw of ev.lines) {
+      const r = parseEventLine(raw, now);
+      if (r.kind === 'event') applyEvent(s, r.event, r.line);
+      else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
+    }
+    s.journals.events = ev.cursor;
+    const wq = readLines(p.wakeQueue, s.journals.wake_queue);
+    if (wq.reset && base) return this.fold(sessionId, p, null);
+    for (const raw of wq.lines) {
+      const r = parseWakeLine(raw, now);
+      if (r.kind === 'wake') applyWake(s, r.record, r.line);
+      else if (r.kind === 'invalid') applyRejection(s, 'wake-queue.jsonl', r.rejection);
+    }
+    s.journals.wake_queue = wq.cursor;
+    if (!base && s.agent_id === 'unknown') {
+      // No session.created: keep going (its bad first line is reported), but say so.
+      s = { ...s, title: s.title ?? '(events.jsonl does not start with session.created)' };
+    }
+    return s;
+  }
+
+  /** Fills in the envelope of a runtime-written event and validates it. */
+  stamp(e: NewEvent, wakeId?: string): SessionEvent {
+    // Key order is for people reading the log: id, type, created_at, wake_id, payload.
+    const { type, ...payload } = e;
+    const full = {
+      id: this.deps.ids.event(),
+      type,
+      created_at: iso(this.deps.clock.now()),
+      ...(wakeId ? { wake_id: wakeId } : {}),
+      ...payload,
+    };
+    const r = EVENT_SCHEMAS[e.type].safeParse(full);
+    if (!r.success) throw new Error(`refusing to write an invalid ${e.type} event: ${describeIssues(r.error)}`);
+    return full as unknown as SessionEvent;
+  }
+
+  /**
+   * Appends events to the session's log in one write and returns them as
+   * written (ids assigned, secrets redacted).
+   */
+  appendEvents(sessionId: string, events: readonly NewEvent[], opts: AppendOptions = {}): SessionEvent[] {
+    const p = this.require(sessionId);
+    const redactor = opts.redactor ?? Redactor.none;
+    const stamped = events.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
+    appendLines(p.events, stamped.map((e) => JSON.stringify(e)), { durable: opts.durable ?? true });
+    return stamped;
+  }
+
+  /** Appends a user event as a person would: id and created_at included, no wake_id. */
+  appendUserEvent(sessionId: string, event: NewEvent): SessionEvent {
+    return this.appendEvents(sessionId, [event], { durable: true })[0] as SessionEvent;
+  }
+
+  scheduleWake(sessionId: string, w: NewWakeScheduled): WakeRecord & { type: 'wake.scheduled' } {
+    const p = this.require(sessionId);
+    const rec = {
+      type: 'wake.scheduled' as const,
+      id: this.deps.ids.wake(),
+      due_at: w.due_at,
+      reason: w.reason,
+      source: w.source,
+      created_at: iso(this.deps.clock.now()),
+      ...(w.retry_of ? { retry_of: w.retry_of } : {}),
+      ...(w.wake_run_id ? { wake_run_id: w.wake_run_id } : {}),
+    };
+    appendLines(p.wakeQueue, [JSON.stringify(rec)], { durable: true });
+    return rec;
+  }
+
+  /** Appends wake.consumed / wake.cancelled records in one write. */
+  settleWakes(sessionId: string, type: 'wake.consumed' | 'wake.cancelled', wakeIds: readonly string[], detail: { wakeRunId?: string; reason?: string }): void {
+    if (wakeIds.length === 0) return;
+    const p = this.require(sessionId);
+    const at = iso(this.deps.clock.now());
+    const lines = wakeIds.map((id) =>
+      JSON.stringify(
+        type === 'wake.consumed'
+          ? { type, wake_id: id, wake_run_id: detail.wakeRunId ?? 'unknown', at }
+          : { type, wake_id: id, reason: detail.reason ?? 'cancelled', at },
+      ),
+    );
+    appendLines(p.wakeQueue, lines, { durable: true });
+  }
+
+  /** Every line of the log, parsed (events, rejections, blanks), from `from`. */
+  readEvents(sessionId: string, from: Cursor = START): { lines: ParsedEventLine[]; cursor: Cursor } {
+    const p = this.require(sessionId);
+    const now = this.deps.clock.now();
+    const r = readLines(p.events, from);
+    return { lines: r.lines.map((raw) => parseEventLine(raw, now)), cursor: r.cursor };
+  }
+
+  /** Every record of the wake queue, parsed. */
+  readWakes(sessionId: string) {
+    const p = this.require(sessionId);
+    const now = this.deps.clock.now();
+    return readLines(p.wakeQueue).lines.map((raw) => parseWakeLine(raw, now));
+  }
+}
+
+function readSnapshotFile(file: string, sessionId: string): SessionSnapshot | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const r = SessionSnapshot.safeParse(JSON.parse(text));
+    if (!r.success || r.data.id !== sessionId || r.data.format !== SESSION_FORMAT) return null;
+    return r.data;
+  } catch {
+    return null;
+  }
+}
+
+function sameCursors(x: SessionSnapshot['journals'], y: SessionSnapshot['journals']): boolean {
+  return x.events.offset === y.events.offset && x.events.ino === y.events.ino && x.wake_queue.offset === y.wake_queue.offset && x.wake_queue.ino === y.wake_queue.ino;
+}
