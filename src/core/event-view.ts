@@ -1,0 +1,91 @@
+/**
+ * The log as people and programs read it (`openboa events`, runtime/event-feed.md):
+ * every line normalised, user events with their derived `processed_at` (the
+ * time of the session.status_running that took them in; null while pending),
+ * and bad lines shown where they are, with the error the runtime reported.
+ */
+import type { ParsedEventLine } from './store/parse-line.js';
+import type { SessionEvent } from './schema/index.js';
+import { isUserEventType } from './schema/index.js';
+
+export type EventView =
+  | { line: number; event: SessionEvent & { processed_at: string | null }; error: string | null }
+  | { line: number; invalid: { code: string; message: string } };
+
+/** Normalises parsed lines; `processed_at` needs the whole log, so pass all of it. */
+export function viewEvents(lines: readonly ParsedEventLine[]): EventView[] {
+  const processedAt = new Map<string, string>();
+  const reportedErrors = new Map<number, string>();
+  for (const l of lines) {
+    if (l.kind !== 'event') continue;
+    const e = l.event;
+    if (e.type === 'session.status_running') for (const id of e.processed_event_ids) if (!processedAt.has(id)) processedAt.set(id, e.created_at);
+    if (e.type === 'session.error' && e.line !== undefined && (e.file ?? 'events.jsonl') === 'events.jsonl') reportedErrors.set(e.line, e.error.message);
+  }
+  const out: EventView[] = [];
+  for (const l of lines) {
+    if (l.kind === 'blank') continue;
+    if (l.kind === 'invalid') {
+      out.push({ line: l.rejection.line, invalid: { code: l.rejection.code, message: l.rejection.message } });
+      continue;
+    }
+    const e = l.event;
+    const processed_at = isUserEventType(e.type) ? (processedAt.get(e.id) ?? null) : e.created_at;
+    out.push({ line: l.line, event: { ...e, processed_at }, error: reportedErrors.get(l.line) ?? null });
+  }
+  return out;
+}
+
+const MAX = 100;
+const clip = (s: string, n = MAX) => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
+
+function textOf(blocks: ReadonlyArray<{ type: string; text?: string }> | undefined): string {
+  return (blocks ?? []).map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`)).join(' ');
+}
+
+/** One short human line describing an event's payload. */
+export function describeEvent(e: SessionEvent): string {
+  switch (e.type) {
+    case 'user.message':
+    case 'agent.message':
+      return clip(textOf(e.content));
+    case 'user.interrupt':
+      return e.reason ? clip(e.reason) : '';
+    case 'user.tool_confirmation':
+      return `${e.result} ${e.tool_use_id}${e.deny_message ? `: ${clip(e.deny_message, 60)}` : ''}`;
+    case 'user.custom_tool_result':
+      return `${e.custom_tool_use_id}${e.is_error ? ' (error)' : ''}: ${clip(textOf(e.content), 60)}`;
+    case 'user.define_outcome':
+      return clip(e.description);
+    case 'session.created':
+      return `agent ${e.agent_id}, environment ${e.environment_id}${e.title ? `, "${clip(e.title, 40)}"` : ''}`;
+    case 'session.updated':
+      return clip(JSON.stringify({ title: e.title, overrides: e.overrides }), 80);
+    case 'session.status_running':
+      return `${e.wake_id} ${e.trigger}${e.continuation ? ' (continued)' : ''}; took in ${e.processed_event_ids.length} event(s)${e.wakes?.length ? `, ${e.wakes.length} wake(s)` : ''}`;
+    case 'session.status_idle':
+      return e.stop_reason.type === 'requires_action' ? `requires_action: ${e.stop_reason.event_ids.join(', ')}` : e.stop_reason.type;
+    case 'session.status_rescheduled':
+      return `${clip(e.reason, 60)}; retry at ${e.retry_at}`;
+    case 'session.status_terminated':
+      return clip(e.reason);
+    case 'session.error':
+      return `${e.error.type}${e.error.code ? `/${e.error.code}` : ''} (${e.error.retry_status.type}): ${clip(e.error.message)}`;
+    case 'span.model_request_end':
+      return `${e.is_error ? 'error, ' : ''}in ${e.model_usage.input_tokens} out ${e.model_usage.output_tokens} tokens`;
+    case 'agent.tool_use':
+    case 'agent.custom_tool_use':
+      return `${e.name} ${clip(JSON.stringify(e.input), 80)}${e.type === 'agent.tool_use' && e.evaluated_permission !== 'allow' ? ` [${e.evaluated_permission}]` : ''}`;
+    case 'agent.tool_result':
+      return `${e.is_error ? 'error: ' : ''}${clip(textOf(e.content))}`;
+    case 'agent.thread_context_compacted':
+      return `${e.tokens_before} → ${e.tokens_after} tokens; ${e.summary_path}`;
+    case 'span.outcome_evaluation_end':
+      return `${e.result}: ${clip(e.explanation, 80)}`;
+    default:
+      return '';
+  }
+}

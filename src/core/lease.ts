@@ -1,0 +1,123 @@
+/**
+ * The run lease: one wake per session at a time, across processes (SPEC
+ * invariant 4). proper-lockfile makes `sessions/<id>/lease.lock` with
+ * mkdir (atomic) and refreshes its mtime every `stale / 2`; a holder that died
+ * stops refreshing and its lease goes stale after `stale` ms (10 s), when
+ * another process may take it over.
+ *
+ * If the refresh fails or finds the lease taken over (the event loop was
+ * blocked past `stale`), proper-lockfile calls onCompromised; its default
+ * throws from a timer and would crash the daemon. We turn it into an abort of
+ * the run holding the lease.
+ *
+ * `lease.json` beside it says who holds it (pid, host, run); it is advisory:
+ * the lock directory decides.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import lockfile from 'proper-lockfile';
+import { z } from 'zod';
+import type { SessionPaths } from './home.js';
+import { busy } from './errors.js';
+import { writeJsonAtomic } from './store/atomic-file.js';
+
+/** A dead holder's lease is taken over after this long without a refresh. */
+export const LEASE_STALE_MS = 10_000;
+
+export const LeaseOwner = z.object({
+  pid: z.number().int(),
+  host: z.string(),
+  purpose: z.string(),
+  wake_id: z.string().nullable(),
+  acquired_at: z.string(),
+});
+export type LeaseOwner = z.infer<typeof LeaseOwner>;
+
+export interface Lease {
+  readonly signal: AbortSignal;
+  /** Set when the lease was lost while held; the holder must stop writing. */
+  readonly compromised: Error | null;
+  release(): Promise<void>;
+}
+
+export interface AcquireOptions {
+  purpose: string;
+  wakeId?: string | null;
+  nowIso: string;
+  staleMs?: number;
+}
+
+/** Takes the session's lease or throws `busy` at once (no waiting). */
+export async function acquireLease(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
+  const controller = new AbortController();
+  let compromised: Error | null = null;
+  let releaseLock: () => Promise<void>;
+  try {
+    releaseLock = await lockfile.lock(p.dir, {
+      lockfilePath: p.lease,
+      realpath: false,
+      stale: opts.staleMs ?? LEASE_STALE_MS,
+      retries: 0,
+      onCompromised: (err: Error) => {
+        compromised = err;
+        controller.abort(new Error(`lease on ${p.dir} lost: ${err.message}`));
+      },
+    });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOCKED') {
+      const owner = readLeaseOwner(p);
+      const who = owner ? ` by pid ${owner.pid} on ${owner.host} (${owner.purpose}${owner.wake_id ? ` ${owner.wake_id}` : ''}) since ${owner.acquired_at}` : '';
+      throw busy(`session ${p.dir.split('/').pop()} is busy: its lease is held${who}`);
+    }
+    throw e;
+  }
+  const owner: LeaseOwner = {
+    pid: process.pid,
+    host: os.hostname(),
+    purpose: opts.purpose,
+    wake_id: opts.wakeId ?? null,
+    acquired_at: opts.nowIso,
+  };
+  try {
+    writeJsonAtomic(p.leaseOwner, owner, { fsyncDir: false });
+  } catch {
+    // advisory only
+  }
+  let released = false;
+  return {
+    signal: controller.signal,
+    get compromised() {
+      return compromised;
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      try {
+        const cur = readLeaseOwner(p);
+        if (cur && cur.pid === owner.pid && cur.acquired_at === owner.acquired_at) fs.rmSync(p.leaseOwner, { force: true });
+      } catch {
+        // advisory only
+      }
+      if (compromised) return; // the lock is no longer ours to remove
+      await releaseLock().catch(() => undefined);
+    },
+  };
+}
+
+/** Whether a live (non-stale) lease is held on the session, by anyone. */
+export async function leaseHeld(p: SessionPaths, staleMs = LEASE_STALE_MS): Promise<boolean> {
+  try {
+    return await lockfile.check(p.dir, { lockfilePath: p.lease, realpath: false, stale: staleMs });
+  } catch {
+    return false;
+  }
+}
+
+export function readLeaseOwner(p: SessionPaths): LeaseOwner | null {
+  try {
+    const r = LeaseOwner.safeParse(JSON.parse(fs.readFileSync(p.leaseOwner, 'utf8')));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}
