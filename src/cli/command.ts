@@ -1,0 +1,67 @@
+/**
+ * The shape of one CLI command and what it is handed. Each command lives in
+ * its own file under src/cli/commands/ and exports a CommandSpec.
+ */
+import type { Readable } from 'node:stream';
+import type { Home } from '../core/home.js';
+import type { Deps } from '../core/deps.js';
+import type { SessionStore } from '../core/store/session-store.js';
+import type { Output } from './output.js';
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  description: string;
+  /** Shown in usage, e.g. N, DIR. */
+  value?: string;
+}
+
+export interface ArgSpec {
+  name: string;
+  required: boolean;
+  description: string;
+}
+
+export interface CliContext {
+  home: Home;
+  deps: Deps;
+  store: SessionStore;
+  out: Output;
+  json: boolean;
+  stdin: Readable;
+  /** Aborted on SIGINT/SIGTERM for long-running commands (events --follow, daemon). */
+  signal: AbortSignal;
+}
+
+export interface CommandInput {
+  args: Record<string, string | undefined>;
+  /** Positionals past the declared ones. */
+  rest: string[];
+  flags: Record<string, string | boolean | undefined>;
+}
+
+export interface CommandSpec {
+  /** Words that select the command, e.g. ['session', 'create']. */
+  path: string[];
+  summary: string;
+  args?: ArgSpec[];
+  options?: Record<string, OptionSpec>;
+  /** Extra lines for --help. */
+  details?: string;
+  /** Returns the exit code (default 0). */
+  run(ctx: CliContext, input: CommandInput): Promise<number | void>;
+}
+
+/** A mistake in how the command was called: exit 2, with the usage named. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export function usageLine(c: CommandSpec): string {
+  const args = (c.args ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`));
+  const opts = Object.entries(c.options ?? {}).map(([k, o]) => `[--${k}${o.type === 'string' ? ` ${o.value ?? 'VALUE'}` : ''}]`);
+  return ['openboa', ...c.path, ...args, ...opts].join(' ');
+}

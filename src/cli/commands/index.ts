@@ -1,0 +1,12 @@
+/** Every command, in the order `openboa --help` lists them. */
+import type { CommandSpec } from '../command.js';
+import { sessionCreate } from './session-create.js';
+import { sessions } from './sessions.js';
+import { status } from './status.js';
+import { send } from './send.js';
+import { events } from './events.js';
+import { schedule } from './schedule.js';
+import { wakes } from './wakes.js';
+import { start } from './start.js';
+
+export const COMMANDS: CommandSpec[] = [start, sessionCreate, sessions, status, send, events, schedule, wakes];

@@ -1,0 +1,40 @@
+import { sessionStatus } from '../../core/session-ops.js';
+import type { CommandSpec } from '../command.js';
+
+export const status: CommandSpec = {
+  path: ['status'],
+  summary: 'show a session: status, lease holder, pending work, next wake',
+  args: [{ name: 'id', required: true, description: 'the session id' }],
+  async run(ctx, { args }) {
+    const st = await sessionStatus(ctx.store, ctx.deps.clock, args.id as string);
+    const s = st.snapshot;
+    const { journals: _journals, reported: _reported, ...snapshot } = s;
+    ctx.out.result({ ...snapshot, lease: st.lease, requires_action: st.requires_action, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at }, () => {
+      const lines = [
+        `session    ${s.id}${s.title ? `  "${s.title}"` : ''}`,
+        `agent      ${s.agent_id}   environment ${s.environment_id}`,
+        `status     ${s.status}${s.stop_reason ? ` (${s.stop_reason.type})` : ''}${s.retry_at ? `, retry at ${s.retry_at}` : ''}`,
+        `lease      ${st.lease.held ? `held${st.lease.owner ? ` by pid ${st.lease.owner.pid} on ${st.lease.owner.host} (${st.lease.owner.purpose}${st.lease.owner.wake_id ? ` ${st.lease.owner.wake_id}` : ''})` : ''}` : 'free'}`,
+        `last run   ${s.last_wake_id ?? '-'}`,
+        `usage      ${s.usage.input_tokens} in, ${s.usage.output_tokens} out, ${s.usage.model_requests} model requests`,
+        `pending    ${st.pending_events.length} event(s)${st.pending_events.length ? `: ${st.pending_events.map((p) => `${p.id} (${p.type}, line ${p.line})`).join(', ')}` : ''}`,
+      ];
+      if (st.requires_action.length) {
+        lines.push(`waiting on ${st.requires_action.length} answer(s):`);
+        for (const a of st.requires_action) {
+          lines.push(
+            a.kind === 'tool'
+              ? `  ${a.id}  ${a.name}: openboa confirm ${s.id} ${a.id} --allow|--deny [--message M]`
+              : `  ${a.id}  ${a.name}: openboa tool-result ${s.id} ${a.id} <text> [--error]`,
+          );
+        }
+      }
+      lines.push(`wakes      ${s.pending_wakes.length} pending (${st.due_wakes} due), ${s.wakes_consumed} consumed, ${s.wakes_cancelled} cancelled; next ${st.next_wake_at ?? '-'}`);
+      if (st.unreported_errors.length) {
+        lines.push(`bad lines  ${st.unreported_errors.length} not yet reported in the log:`);
+        for (const r of st.unreported_errors) lines.push(`  ${r.message}`);
+      }
+      return lines.join('\n');
+    });
+  },
+};

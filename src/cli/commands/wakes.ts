@@ -1,0 +1,34 @@
+import { viewWakes } from '../../core/wake-view.js';
+import type { CommandSpec } from '../command.js';
+import { table } from '../output.js';
+
+export const wakes: CommandSpec = {
+  path: ['wakes'],
+  summary: "a session's wake queue folded: pending, due, consumed, cancelled",
+  args: [{ name: 'id', required: true, description: 'the session id' }],
+  async run(ctx, { args }) {
+    const id = args.id as string;
+    const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now());
+    if (ctx.json) {
+      for (const w of list) ctx.out.data(w);
+      for (const i of invalid) ctx.out.data({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } });
+      return;
+    }
+    if (list.length === 0) ctx.out.line('no wakes');
+    else
+      ctx.out.line(
+        table(
+          ['ID', 'STATE', 'DUE', 'SOURCE', 'REASON', 'DETAIL'],
+          list.map((w) => [
+            w.id,
+            w.state,
+            `${w.due_at}${w.provisional ? ' (provisional)' : ''}`,
+            w.source,
+            w.reason,
+            w.state === 'consumed' ? `by ${w.wake_run_id} at ${w.settled_at}` : w.state === 'cancelled' ? `${w.cancel_reason} at ${w.settled_at}` : w.retry_of ? `retry of ${w.retry_of}` : '',
+          ]),
+        ),
+      );
+    for (const i of invalid) ctx.out.line(`bad line: ${i.message}`);
+  },
+};

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+/**
+ * Entry point of the `openboa` command. The only place that sets the process
+ * exit code; SIGINT/SIGTERM abort long-running commands, a second signal
+ * exits at once.
+ */
+import { runCli } from './run.js';
+
+const controller = new AbortController();
+let signals = 0;
+const onSignal = (sig: NodeJS.Signals) => {
+  signals += 1;
+  if (signals > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
+  controller.abort(new Error(`received ${sig}`));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+const code = await runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+});
+process.exitCode = code;
+// Long-running commands may leave watchers or timers behind on abort; do not hang on them.
+if (controller.signal.aborted) setTimeout(() => process.exit(code), 50).unref();
