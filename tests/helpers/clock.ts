@@ -1,0 +1,67 @@
+/**
+ * A manual clock for tests: time moves only when the test says so, and
+ * timers fire in due order as it advances. Nothing sleeps on real time.
+ */
+import type { Clock } from '../../src/core/clock.js';
+
+interface Timer {
+  at: number;
+  fn: () => void;
+  seq: number;
+}
+
+export class ManualClock implements Clock {
+  private t: number;
+  private timers: Timer[] = [];
+  private seq = 0;
+
+  constructor(start = Date.parse('2026-11-21T10:00:00.000Z')) {
+    this.t = start;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimer(ms: number, fn: () => void): () => void {
+    const timer = { at: this.t + Math.max(0, ms), fn, seq: this.seq++ };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((x) => x !== timer);
+    };
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const cancel = this.setTimer(ms, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      const onAbort = () => {
+        cancel();
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Moves time forward, firing every timer that comes due, in order. */
+  async advance(ms: number): Promise<void> {
+    const end = this.t + ms;
+    for (;;) {
+      this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.timers[0];
+      if (!next || next.at > end) break;
+      this.timers.shift();
+      this.t = Math.max(this.t, next.at);
+      next.fn();
+      await Promise.resolve();
+    }
+    this.t = end;
+  }
+
+  get pendingTimers(): number {
+    return this.timers.length;
+  }
+}

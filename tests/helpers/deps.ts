@@ -1,0 +1,9 @@
+/** Deps for in-process tests: a manual clock, real ids, a private environment. */
+import { systemIds } from '../../src/core/ids.js';
+import type { Deps } from '../../src/core/deps.js';
+import { ManualClock } from './clock.js';
+
+export function testDeps(env: NodeJS.ProcessEnv = {}): Deps & { clock: ManualClock } {
+  const clock = new ManualClock();
+  return { clock, ids: systemIds(() => clock.now()), env };
+}

@@ -1,0 +1,37 @@
+/**
+ * Temp homes for tests: a real folder under the OS temp dir with the
+ * repository's bundled agents and environments copied in, removed after the test.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import { Home } from '../../src/core/home.js';
+
+export const REPO = path.resolve(import.meta.dirname, '..', '..');
+
+export interface TempHome {
+  root: string;
+  home: Home;
+  write(rel: string, text: string): string;
+}
+
+export function tempHome(t: TestContext | null, opts: { bundled?: boolean } = {}): TempHome {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-test-'));
+  if (opts.bundled !== false) {
+    fs.cpSync(path.join(REPO, 'agents'), path.join(root, 'agents'), { recursive: true });
+    fs.cpSync(path.join(REPO, 'environments'), path.join(root, 'environments'), { recursive: true });
+  }
+  fs.mkdirSync(path.join(root, 'sessions'), { recursive: true });
+  t?.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  return {
+    root,
+    home: new Home(root),
+    write(rel, text) {
+      const p = path.join(root, rel);
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, text);
+      return p;
+    },
+  };
+}
