@@ -13,6 +13,7 @@ import { COMMANDS } from './commands/index.js';
 import { Output } from './output.js';
 import { UsageError, usageLine, type CommandSpec, type CommandInput } from './command.js';
 import { VERSION } from './version.js';
+import { EXIT } from './exit.js';
 
 export interface RunOptions {
   stdout: Writable;
@@ -24,7 +25,6 @@ export interface RunOptions {
   deps?: Deps;
 }
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3, busy: 4 } as const;
 
 const GLOBAL: NonNullable<ParseArgsConfig['options']> = {
   home: { type: 'string' },

@@ -8,5 +8,6 @@ import { events } from './events.js';
 import { schedule } from './schedule.js';
 import { wakes } from './wakes.js';
 import { start } from './start.js';
+import { wakeCommand } from './wake.js';
 
-export const COMMANDS: CommandSpec[] = [start, sessionCreate, sessions, status, send, events, schedule, wakes];
+export const COMMANDS: CommandSpec[] = [start, sessionCreate, sessions, status, send, events, schedule, wakes, wakeCommand];

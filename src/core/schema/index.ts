@@ -4,3 +4,4 @@ export * from './events.js';
 export * from './wake-queue.js';
 export * from './definitions.js';
 export * from './session.js';
+export * from './tools.js';

@@ -109,6 +109,8 @@ export const SessionSnapshot = z.object({
   reported: z.array(z.string()),
 
   pending_wakes: z.array(PendingWake),
+  /** Wakes a session.status_running took whose wake.consumed record is not in the queue yet. */
+  wakes_taken: z.array(z.string()),
   wakes_consumed: z.number().int().nonnegative(),
   wakes_cancelled: z.number().int().nonnegative(),
 

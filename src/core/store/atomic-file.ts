@@ -7,12 +7,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { fsyncDir?: boolean } = {}): void {
+export interface AtomicOptions {
+  /** fsync the directory after the rename (default true). */
+  fsyncDir?: boolean;
+  /**
+   * fsync the data before the rename (default true). Caches (runtime/) pass
+   * false: after a power loss they may be empty, and are rebuilt.
+   */
+  durable?: boolean;
+}
+
+export function writeFileAtomic(file: string, data: string | Uint8Array, opts: AtomicOptions = {}): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = fs.openSync(tmp, 'w', 0o644);
   try {
     fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
+    if (opts.durable !== false) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
@@ -22,10 +32,10 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, opts: {
     fs.rmSync(tmp, { force: true });
     throw e;
   }
-  if (opts.fsyncDir !== false) fsyncDir(path.dirname(file));
+  if (opts.fsyncDir !== false && opts.durable !== false) fsyncDir(path.dirname(file));
 }
 
-export function writeJsonAtomic(file: string, value: unknown, opts?: { fsyncDir?: boolean }): void {
+export function writeJsonAtomic(file: string, value: unknown, opts?: AtomicOptions): void {
   writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, opts);
 }
 

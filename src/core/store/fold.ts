@@ -43,6 +43,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     rejected: [],
     reported: [],
     pending_wakes: [],
+    wakes_taken: [],
     wakes_consumed: 0,
     wakes_cancelled: 0,
     journals: { events: { offset: 0, line: 0, ino: 0 }, wake_queue: { offset: 0, line: 0, ino: 0 } },
@@ -157,6 +158,11 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       s.last_wake_id = e.wake_id;
       const taken = new Set(e.processed_event_ids);
       s.pending_events = s.pending_events.filter((p) => !taken.has(p.id));
+      // A wake is taken when a run lists it, even if its wake.consumed record never made it.
+      for (const w of e.wakes ?? []) {
+        s.pending_wakes = s.pending_wakes.filter((p) => p.id !== w.id);
+        if (!s.wakes_taken.includes(w.id)) s.wakes_taken.push(w.id);
+      }
       // A custom tool use is settled once the run took in its answer.
       s.open_tool_uses = s.open_tool_uses.filter((u) => !(u.kind === 'custom' && u.answered_by && taken.has(u.answered_by)));
       break;
@@ -223,6 +229,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
 export function applyWake(s: SessionSnapshot, r: WakeRecord, line: number): void {
   switch (r.type) {
     case 'wake.scheduled': {
+      if (s.wakes_taken.includes(r.id)) return;
       const existing = s.pending_wakes.find((w) => w.id === r.id);
       if (existing) {
         // A later record with the same id pins a provisional due time; the first pin wins.
@@ -248,8 +255,10 @@ export function applyWake(s: SessionSnapshot, r: WakeRecord, line: number): void
     case 'wake.cancelled': {
       const before = s.pending_wakes.length;
       s.pending_wakes = s.pending_wakes.filter((w) => w.id !== r.wake_id);
-      if (s.pending_wakes.length < before) {
-        if (r.type === 'wake.consumed') s.wakes_consumed += 1;
+      const wasTaken = s.wakes_taken.includes(r.wake_id);
+      if (wasTaken) s.wakes_taken = s.wakes_taken.filter((id) => id !== r.wake_id);
+      if (s.pending_wakes.length < before || wasTaken) {
+        if (r.type === 'wake.consumed' || wasTaken) s.wakes_consumed += 1;
         else s.wakes_cancelled += 1;
       }
       return;

@@ -1,0 +1,109 @@
+/**
+ * The anthropic provider: the real @anthropic-ai/sdk, streaming
+ * (messages.stream), with the SDK's own retries (429, 5xx, 529, network)
+ * and our AbortSignal wired through so an interrupt cancels the HTTP request.
+ * The SDK is imported lazily: it costs ~180 ms to load and the CLI's other
+ * commands never need it.
+ */
+import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type AssistantBlock } from './provider.js';
+
+export interface AnthropicOptions {
+  /** The daemon's environment: ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL. */
+  env: NodeJS.ProcessEnv;
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+type Sdk = typeof import('@anthropic-ai/sdk');
+let sdkPromise: Promise<Sdk> | null = null;
+const loadSdk = () => (sdkPromise ??= import('@anthropic-ai/sdk'));
+
+export function anthropicProvider(o: AnthropicOptions): ModelProvider {
+  let client: InstanceType<Sdk['default']> | null = null;
+  return {
+    name: 'anthropic',
+    async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+      const apiKey = o.env.ANTHROPIC_API_KEY;
+      const authToken = o.env.ANTHROPIC_AUTH_TOKEN;
+      if (!apiKey && !authToken) {
+        throw new ModelError({
+          message: 'no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment of the process that runs the session',
+          errorType: 'model_request_failed_error',
+          code: 'missing_api_key',
+          retryable: false,
+        });
+      }
+      const sdk = await loadSdk();
+      client ??= new sdk.default({
+        apiKey: apiKey ?? null,
+        authToken: authToken ?? null,
+        baseURL: o.env.ANTHROPIC_BASE_URL || undefined,
+        maxRetries: o.maxRetries ?? 2,
+        timeout: o.timeoutMs ?? 600_000,
+      });
+      try {
+        const stream = client.messages.stream(
+          {
+            model: req.model,
+            system: req.system,
+            max_tokens: req.max_tokens,
+            messages: req.messages as never,
+            ...(req.tools.length ? { tools: req.tools as never } : {}),
+          },
+          { signal },
+        );
+        const msg = await stream.finalMessage();
+        const content: AssistantBlock[] = [];
+        for (const b of msg.content as unknown as Array<Record<string, unknown>>) {
+          if (b.type === 'text') content.push({ type: 'text', text: String(b.text ?? '') });
+          else if (b.type === 'tool_use') content.push({ type: 'tool_use', id: String(b.id), name: String(b.name), input: (b.input ?? {}) as Record<string, unknown> });
+          else if (b.type === 'thinking') content.push({ type: 'thinking', thinking: String(b.thinking ?? ''), signature: String(b.signature ?? '') });
+          else if (b.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: String(b.data ?? '') });
+        }
+        const u = msg.usage as unknown as Record<string, number | null | undefined>;
+        const details = (msg as unknown as { stop_details?: { category?: string | null; explanation?: string | null } | null }).stop_details;
+        return {
+          content,
+          stop_reason: msg.stop_reason ?? null,
+          usage: {
+            input_tokens: u.input_tokens ?? 0,
+            output_tokens: u.output_tokens ?? 0,
+            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+          },
+          stop_details: details ? { category: details.category ?? null, explanation: details.explanation ?? null } : null,
+        };
+      } catch (e) {
+        throw classify(sdk, e, signal);
+      }
+    },
+  };
+}
+
+/** Maps an SDK failure to a ModelError (Managed Agents' error types). */
+export function classify(sdk: Sdk, e: unknown, signal: AbortSignal): ModelError {
+  const A = sdk.default;
+  const message = (e as Error)?.message ?? String(e);
+  if (signal.aborted || e instanceof A.APIUserAbortError) {
+    return new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true, cause: e });
+  }
+  if (e instanceof A.APIConnectionTimeoutError) return new ModelError({ message: `the model call timed out: ${message}`, errorType: 'model_request_failed_error', code: 'timeout', retryable: true, cause: e });
+  if (e instanceof A.APIConnectionError) return new ModelError({ message: `could not reach the model API: ${message}`, errorType: 'model_request_failed_error', code: 'connection_error', retryable: true, cause: e });
+  if (e instanceof A.APIError) {
+    const status = e.status;
+    const body = e.error as { error?: { type?: string; message?: string } } | undefined;
+    const apiType = body?.error?.type;
+    const apiMsg = body?.error?.message ?? message;
+    if (status === undefined) {
+      // An error event inside an open stream: the SDK does not retry these.
+      const overloaded = apiType === 'overloaded_error';
+      return new ModelError({ message: `the model stream failed: ${apiMsg}`, errorType: overloaded ? 'model_overloaded_error' : 'model_request_failed_error', code: 'stream_error', retryable: true, cause: e });
+    }
+    if (status === 429) return new ModelError({ message: `rate limited (429): ${apiMsg}`, errorType: 'model_rate_limited_error', code: 'http_429', retryable: true, status, cause: e });
+    if (status === 529) return new ModelError({ message: `overloaded (529): ${apiMsg}`, errorType: 'model_overloaded_error', code: 'http_529', retryable: true, status, cause: e });
+    if (status >= 500 || status === 408 || status === 409) return new ModelError({ message: `the model API failed (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: true, status, cause: e });
+    if (status === 402) return new ModelError({ message: `billing (402): ${apiMsg}`, errorType: 'billing_error', code: 'http_402', retryable: false, status, cause: e });
+    return new ModelError({ message: `the model API refused the request (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: false, status, cause: e });
+  }
+  return new ModelError({ message: `the model call failed: ${message}`, errorType: 'unknown_error', code: 'unexpected', retryable: true, cause: e });
+}

@@ -1,0 +1,64 @@
+/**
+ * The model behind one small interface: a request in Messages API form, a
+ * response of content blocks, and failures as ModelError with a Managed
+ * Agents error type and whether a later retry may succeed. Implementations:
+ * anthropic (the real SDK) and scripted (replays a YAML script).
+ */
+import type { ModelUsage, TextBlock, UserContentBlock } from '../schema/index.js';
+import type { ToolDefinition } from '../tools/catalog.js';
+import type { SessionErrorObject } from '../schema/index.js';
+
+export type AssistantBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
+export type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: TextBlock[]; is_error?: boolean };
+
+export type UserBlock = UserContentBlock | ToolResultBlock;
+
+export type Message = { role: 'user'; content: UserBlock[] } | { role: 'assistant'; content: AssistantBlock[] };
+
+export interface ModelRequest {
+  model: string;
+  system: string;
+  messages: Message[];
+  tools: ToolDefinition[];
+  max_tokens: number;
+}
+
+export interface ModelResponse {
+  content: AssistantBlock[];
+  /** The Messages API stop_reason (end_turn, tool_use, max_tokens, refusal, ...). */
+  stop_reason: string | null;
+  usage: ModelUsage;
+  stop_details?: { category: string | null; explanation: string | null } | null;
+}
+
+export class ModelError extends Error {
+  readonly errorType: SessionErrorObject['type'];
+  /** Our finer reason, e.g. missing_api_key, http_400, stream_error. */
+  readonly code: string;
+  /** Whether trying again later may succeed (429, 529, 5xx, network). */
+  readonly retryable: boolean;
+  /** The call was aborted by our own signal (interrupt, shutdown, deadline). */
+  readonly aborted: boolean;
+  readonly status: number | undefined;
+
+  constructor(o: { message: string; errorType: SessionErrorObject['type']; code: string; retryable: boolean; aborted?: boolean; status?: number; cause?: unknown }) {
+    super(o.message, { cause: o.cause });
+    this.name = 'ModelError';
+    this.errorType = o.errorType;
+    this.code = o.code;
+    this.retryable = o.retryable;
+    this.aborted = o.aborted ?? false;
+    this.status = o.status;
+  }
+}
+
+export interface ModelProvider {
+  readonly name: string;
+  /** Must reject with ModelError (never anything else) on failure. */
+  complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse>;
+}

@@ -1,0 +1,35 @@
+/**
+ * The scripted provider: answers from the agent's script.yaml instead of a
+ * model, for offline demos and deterministic examples. The N-th model
+ * request of a session (N = assistant turns already in the conversation)
+ * gets turns[N]; after the last turn, the fallback text. Tool calls in a turn
+ * are real calls: the harness runs them like any model's.
+ */
+import type { Script } from '../schema/index.js';
+import type { AssistantBlock, ModelProvider, ModelRequest, ModelResponse } from './provider.js';
+import { ModelError } from './provider.js';
+
+export function scriptedProvider(script: Script): ModelProvider {
+  return {
+    name: 'scripted',
+    async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+      if (signal.aborted) throw new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true });
+      const n = req.messages.filter((m) => m.role === 'assistant').length;
+      const turn = script.turns[n];
+      const content: AssistantBlock[] = [];
+      if (!turn) {
+        content.push({ type: 'text', text: script.fallback });
+      } else {
+        if (turn.text) content.push({ type: 'text', text: turn.text });
+        turn.tool_calls.forEach((c, k) => content.push({ type: 'tool_use', id: `toolu_script_${n}_${k}`, name: c.name, input: c.input }));
+      }
+      const usesTools = content.some((b) => b.type === 'tool_use');
+      return {
+        content,
+        stop_reason: usesTools ? 'tool_use' : 'end_turn',
+        // A script spends no tokens; SPEC §4: all four numbers, 0 when unknown.
+        usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      };
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The execution contract of one run, built from the environment definition
+ * and the session's overrides: the sandbox posture actually in force, the
+ * mounts, and the shell's environment variables — the environment's `env`,
+ * then the session's overrides, then OPENBOA_SESSION_ID/AGENT_ID/WAKE_ID/
+ * WAKE_REASON. A `{secret: {env: NAME}}` value is read from the daemon's own
+ * environment; every secret value feeds the run's Redactor.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EnvironmentDefinition, SessionOverrides } from '../schema/index.js';
+import type { Home, SessionPaths } from '../home.js';
+import { Redactor } from '../redact.js';
+import { choosePosture, probeCapabilities, type MountSpec, type Posture } from '../sandbox/isolation.js';
+import type { VirtualMount } from '../sandbox/virtual-fs.js';
+
+export interface RunEnvironment {
+  posture: Posture | null;
+  /** Why the sandbox cannot run here, when it cannot. */
+  sandboxError: string | null;
+  /** Mounts as the sandbox sees them (bwrap binds them; the file tools map them). */
+  mounts: MountSpec[];
+  /** Declared mounts whose source does not exist. */
+  missingMounts: string[];
+  env: Record<string, string>;
+  /** Names of secrets injected, and of those whose variable was not set. */
+  secretNames: string[];
+  missingSecrets: string[];
+  redactor: Redactor;
+  /** The shell's home and starting directory: /workspace under bwrap, the host workspace otherwise. */
+  homeDir: string;
+  network: 'none' | 'host';
+}
+
+export interface EnvironmentInput {
+  home: Home;
+  paths: SessionPaths;
+  def: EnvironmentDefinition;
+  overrides: SessionOverrides;
+  daemonEnv: NodeJS.ProcessEnv;
+  sessionId: string;
+  agentId: string;
+  wakeId: string;
+  wakeReason: string;
+}
+
+export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
+  const chosen = choosePosture(i.def, probeCapabilities());
+  const posture = 'error' in chosen ? null : chosen;
+  const sandboxError = 'error' in chosen ? chosen.error : null;
+
+  const mounts: MountSpec[] = [
+    { host: i.paths.workspace, target: '/workspace', writable: true },
+    { host: i.paths.runtime, target: '/runtime', writable: false },
+  ];
+  const missingMounts: string[] = [];
+  for (const m of i.def.mounts) {
+    const host = path.resolve(i.home.root, m.source);
+    if (!fs.existsSync(host)) {
+      missingMounts.push(`${m.source} -> ${m.target}`);
+      continue;
+    }
+    mounts.push({ host, target: m.target, writable: m.mode === 'rw' });
+  }
+
+  const homeDir = posture?.isolation === 'bwrap' ? '/workspace' : i.paths.workspace;
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: homeDir,
+    TERM: 'dumb',
+    NO_COLOR: '1',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    LANG: 'C.UTF-8',
+  };
+  const secrets: Record<string, string> = {};
+  const missingSecrets: string[] = [];
+  const layered = { ...i.def.env, ...(i.overrides.env ?? {}) };
+  for (const [name, value] of Object.entries(layered)) {
+    if (typeof value === 'string') {
+      env[name] = value;
+      continue;
+    }
+    const v = i.daemonEnv[value.secret.env];
+    if (v === undefined || v === '') {
+      missingSecrets.push(name);
+      continue;
+    }
+    env[name] = v;
+    secrets[name] = v;
+  }
+  Object.assign(env, {
+    OPENBOA_SESSION_ID: i.sessionId,
+    OPENBOA_AGENT_ID: i.agentId,
+    OPENBOA_WAKE_ID: i.wakeId,
+    OPENBOA_WAKE_REASON: i.wakeReason,
+  });
+  return {
+    posture,
+    sandboxError,
+    mounts,
+    missingMounts,
+    env,
+    secretNames: Object.keys(secrets),
+    missingSecrets,
+    redactor: new Redactor(secrets),
+    homeDir,
+    network: i.def.network,
+  };
+}
+
+/** The same mounts for the file tools. */
+export function virtualMounts(e: RunEnvironment): VirtualMount[] {
+  return e.mounts.map((m) => ({ target: m.target, host: m.host, writable: m.writable }));
+}

@@ -1,0 +1,211 @@
+/**
+ * The Harness: the bounded loop of one run (SPEC §6 step 5). Each turn:
+ * rebuild the conversation from the log, call the model, append what it said
+ * in one write (so a crash never leaves half a reply), run the tools it is
+ * allowed to run, append their results. It ends when the model stops asking
+ * for tools, when a tool needs a person (requires_action), or when a limit,
+ * an error or an abort ends it. Failures end the loop as data; it does not
+ * throw for anything the model or a tool does.
+ */
+import { iso } from '../clock.js';
+import type { NewEvent, SessionEvent, StopReason } from '../schema/index.js';
+import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
+import { buildConversation, awaitsModel, estimateTokens, fitToBudget } from './conversation.js';
+import { systemPrompt } from './system-prompt.js';
+import { backoffMs } from './backoff.js';
+import type { RunState } from './run-state.js';
+import { totalTokens } from '../store/fold.js';
+
+/** How a run ends, before wake() writes it down. */
+export type Ending =
+  | { kind: 'idle'; stop: StopReason; details?: { category: string | null; explanation: string | null } | null; terminalError?: boolean }
+  | { kind: 'rescheduled'; reason: string; retryAt: string }
+  | { kind: 'interrupted' }
+  | { kind: 'lease_lost' };
+
+type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
+
+/** Ends the run after an abort, the way its reason asks. */
+export function endingForAbort(run: RunState): Ending | null {
+  const why = run.abortReason();
+  if (!why) return null;
+  switch (why.kind) {
+    case 'interrupt':
+      return { kind: 'interrupted' };
+    case 'lease_lost':
+      return { kind: 'lease_lost' };
+    case 'shutdown':
+      return { kind: 'rescheduled', reason: 'shutdown', retryAt: iso(run.rt.deps.clock.now()) };
+    case 'deadline':
+      error(run, { type: 'unknown_error', code: 'wake_time_limit', message: `the run reached max_wake_seconds (${why.seconds} s) and was stopped`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' } };
+  }
+}
+
+export function error(run: RunState, e: { type: Extract<NewEvent, { type: 'session.error' }>['error']['type']; code: string; message: string; retry: 'retrying' | 'exhausted' | 'terminal' }) {
+  run.emit([{ type: 'session.error', error: { type: e.type, code: e.code, message: e.message, retry_status: { type: e.retry } } }]);
+  run.errors.push(run.env.redactor.text(e.message));
+}
+
+function budgetOf(run: RunState): number | null {
+  const o = run.startSnapshot.overrides.session_token_budget;
+  return o !== undefined ? o : run.agent.def.limits.session_token_budget;
+}
+
+/** Runs one tool use that is allowed to run and appends its result. */
+export async function runTool(run: RunState, use: ToolUseEvent): Promise<void> {
+  run.toolCalls += 1;
+  const out = await run.catalog.execute(use.name, use.input, {
+    sessionId: run.sessionId,
+    wakeId: run.runId,
+    toolUseId: use.id,
+    clock: run.rt.deps.clock,
+    store: run.rt.store,
+    vfs: run.vfs,
+    shell: run.shell,
+    redactor: run.env.redactor,
+    skills: run.skills,
+    shellTimeoutMs: run.environment.def.shell.timeout_seconds * 1000,
+    outputLimitChars: run.environment.def.shell.output_limit_chars,
+    signal: run.controller.signal,
+  });
+  run.emit([{ type: 'agent.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: out.text }], is_error: out.isError }]);
+}
+
+/** The events one model reply becomes, in block order, ending with the span's end. */
+function replyEvents(run: RunState, res: ModelResponse, startId: string): NewEvent[] {
+  const out: NewEvent[] = [];
+  for (const b of res.content) {
+    if (b.type === 'text') {
+      if (b.text !== '') out.push({ type: 'agent.message', content: [{ type: 'text', text: b.text }] });
+    } else if (b.type === 'thinking') out.push({ type: 'agent.thinking', thinking: b.thinking, signature: b.signature });
+    else if (b.type === 'redacted_thinking') out.push({ type: 'agent.thinking', redacted_data: b.data });
+    else {
+      const ev = run.catalog.evaluate(b.name);
+      if (ev.kind === 'custom') out.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
+      else out.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: ev.permission });
+    }
+  }
+  out.push({ type: 'span.model_request_end', model_request_start_id: startId, is_error: false, model_usage: res.usage });
+  return out;
+}
+
+export async function runHarness(run: RunState): Promise<Ending> {
+  const limits = run.agent.def.limits;
+  for (;;) {
+    const aborted = endingForAbort(run);
+    if (aborted) return aborted;
+
+    run.window.refresh();
+    const conv = buildConversation(run.window.events);
+    if (!awaitsModel(conv.messages)) return { kind: 'idle', stop: { type: 'end_turn' } };
+
+    const budget = budgetOf(run);
+    const spent = totalTokens(run.startSnapshot) + run.usage.input_tokens + run.usage.output_tokens;
+    if (budget !== null && spent >= budget) {
+      error(run, { type: 'unknown_error', code: 'session_token_budget', message: `the session spent ${spent} tokens of its budget of ${budget}; raise session_token_budget to go on`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'budget_reached' } };
+    }
+    if (run.usage.model_requests >= limits.max_model_requests_per_wake) {
+      error(run, { type: 'tool_use_limit_reached_error', code: 'max_model_requests_per_wake', message: `the run made ${run.usage.model_requests} model requests, the limit (max_model_requests_per_wake); send a message to go on`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' } };
+    }
+
+    const system = systemPrompt({
+      system: run.agent.def.system,
+      instructions: run.agent.instructions,
+      skills: run.skills,
+      facts: {
+        sessionId: run.sessionId,
+        agentId: run.agent.id,
+        environmentId: run.environment.id,
+        nowIso: iso(run.rt.deps.clock.now()),
+        wakeId: run.runId,
+        trigger: run.trigger,
+        wakeReason: run.wakeReason,
+        env: run.env,
+        pendingWakes: run.rt.store.snapshot(run.sessionId, { persist: false }).pending_wakes,
+      },
+    });
+    const tools = run.catalog.offered;
+    const fixed = estimateTokens(system) + estimateTokens(tools);
+    const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
+    const fit = fitToBudget(conv.messages, room);
+    run.files.json('context.json', {
+      wake_id: run.runId,
+      context_window_tokens: limits.context_window_tokens,
+      max_output_tokens: limits.max_output_tokens,
+      estimated_tokens: { system: estimateTokens(system), tools: estimateTokens(tools), messages: fit.tokens, total: fixed + fit.tokens },
+      messages: fit.messages.length,
+      dropped_messages: fit.dropped,
+      window_starts_at_first_line: run.window.fromStart,
+      window_first_line: run.window.events[0]?.line ?? null,
+      repairs: conv.repairs,
+      system_prompt_chars: system.length,
+      tools: tools.map((t) => t.name),
+    });
+    const req: ModelRequest = { model: run.agent.def.model, system, messages: fit.messages, tools, max_tokens: limits.max_output_tokens };
+
+    const [start] = run.emit([{ type: 'span.model_request_start' }]);
+    run.usage.model_requests += 1;
+    let res: ModelResponse;
+    try {
+      res = await run.provider.complete(req, run.controller.signal);
+    } catch (e) {
+      const err = e instanceof ModelError ? e : new ModelError({ message: (e as Error).message, errorType: 'unknown_error', code: 'unexpected', retryable: true });
+      run.emit([{ type: 'span.model_request_end', model_request_start_id: (start as SessionEvent).id, is_error: true, model_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }]);
+      const ab = endingForAbort(run);
+      if (ab) return ab;
+      if (err.retryable) {
+        const retryAt = iso(run.rt.deps.clock.now() + backoffMs(run.startSnapshot.consecutive_failures));
+        error(run, { type: err.errorType, code: err.code, message: err.message, retry: 'retrying' });
+        return { kind: 'rescheduled', reason: `${err.code}: ${err.message}`, retryAt };
+      }
+      error(run, { type: err.errorType, code: err.code, message: err.message, retry: 'terminal' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' }, terminalError: true };
+    }
+    for (const k of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) run.usage[k] += res.usage[k];
+
+    const written = run.emit(replyEvents(run, res, (start as SessionEvent).id));
+    if (res.stop_reason === 'refusal') {
+      closeUnrun(run, written, 'not run: the model refused');
+      return { kind: 'idle', stop: { type: 'refusal' }, details: res.stop_details ?? { category: null, explanation: null } };
+    }
+    if (res.stop_reason === 'max_tokens') {
+      closeUnrun(run, written, 'not run: the reply was cut off at max_output_tokens');
+      error(run, { type: 'unknown_error', code: 'max_output_tokens', message: `the reply reached max_output_tokens (${limits.max_output_tokens}) and was cut off; send a message to go on, or raise limits.max_output_tokens`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' } };
+    }
+
+    // Refused calls get their error result at once; allowed ones run in order.
+    const asks: string[] = [];
+    for (const e of written) {
+      if (e.type === 'agent.custom_tool_use') asks.push(e.id);
+      if (e.type !== 'agent.tool_use') continue;
+      if (e.evaluated_permission === 'ask') {
+        asks.push(e.id);
+        continue;
+      }
+      if (e.evaluated_permission === 'deny') {
+        const ev = run.catalog.evaluate(e.name);
+        run.emit([{ type: 'agent.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: ev.kind === 'deny' ? ev.why : 'not allowed' }], is_error: true }]);
+        continue;
+      }
+      if (run.controller.signal.aborted) {
+        run.emit([{ type: 'agent.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: 'not run: the run was stopped first' }], is_error: true }]);
+        continue;
+      }
+      await runTool(run, e);
+    }
+    if (asks.length) return { kind: 'idle', stop: { type: 'requires_action', event_ids: asks } };
+    if (!written.some((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use')) {
+      return { kind: 'idle', stop: { type: 'end_turn' } };
+    }
+  }
+}
+
+/** Gives every tool use of a reply that will not run an error result. */
+function closeUnrun(run: RunState, written: SessionEvent[], why: string) {
+  const uses = written.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use');
+  if (uses.length) run.emit(uses.map((u) => ({ type: 'agent.tool_result' as const, tool_use_id: u.id, content: [{ type: 'text' as const, text: why }], is_error: true })));
+}

@@ -1,0 +1,95 @@
+/**
+ * The shared shape of one run: what wake() sets up and the harness uses.
+ * Also the Runtime (what every run needs from outside) and the result
+ * record wake() returns.
+ */
+import type { Home, SessionPaths } from '../home.js';
+import type { Deps } from '../deps.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { LoadedAgent, LoadedEnvironment } from '../definitions.js';
+import type { ModelProvider } from '../model/provider.js';
+import type { ModelUsage, NewEvent, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';
+import type { RunEnvironment } from './environment.js';
+import type { ToolCatalog } from '../tools/catalog.js';
+import type { ShellSession } from '../sandbox/shell-session.js';
+import type { VirtualFs } from '../sandbox/virtual-fs.js';
+import type { LogWindow } from './conversation.js';
+import type { RuntimeFiles } from './runtime-files.js';
+import type { Skill } from './skills.js';
+
+export interface Runtime {
+  home: Home;
+  store: SessionStore;
+  deps: Deps;
+  /** Makes the model for an agent; default: anthropic or scripted per agent.yaml. */
+  provider?: (agent: LoadedAgent, home: Home) => ModelProvider;
+}
+
+/** Why a run was cut short. The reason decides how the run is closed in the log. */
+export type AbortReason =
+  | { kind: 'interrupt' }
+  | { kind: 'shutdown' }
+  | { kind: 'deadline'; seconds: number }
+  | { kind: 'lease_lost'; message: string };
+
+export interface WakeOptions {
+  /** What caused the run; default: recovery, event or wake_queue, from what is pending. */
+  trigger?: Trigger;
+  /** Aborts the run; its `reason` should be an AbortReason. */
+  signal?: AbortSignal;
+  /** Stale time of the lease (tests shorten it). */
+  leaseStaleMs?: number;
+}
+
+export interface RunUsage extends ModelUsage {
+  model_requests: number;
+}
+
+export interface WakeResult {
+  session_id: string;
+  outcome: 'executed' | 'skipped';
+  /** Why nothing ran: nothing_pending, requires_action, rescheduled, terminated. */
+  skip_reason: string | null;
+  wake_id: string | null;
+  trigger: Trigger | null;
+  status: SessionStatus;
+  stop_reason: StopReason | null;
+  retry_at: string | null;
+  processed_event_ids: string[];
+  wakes_consumed: string[];
+  wakes_scheduled: string[];
+  /** Messages of the session.error events this run appended. */
+  errors: string[];
+  usage: RunUsage;
+  tool_calls: number;
+  started_at: string;
+  duration_ms: number;
+}
+
+export interface RunState {
+  rt: Runtime;
+  sessionId: string;
+  paths: SessionPaths;
+  runId: string;
+  trigger: Trigger;
+  wakeReason: string;
+  startSnapshot: SessionSnapshot;
+  agent: LoadedAgent;
+  environment: LoadedEnvironment;
+  env: RunEnvironment;
+  provider: ModelProvider;
+  catalog: ToolCatalog;
+  skills: Skill[];
+  shell: ShellSession;
+  vfs: VirtualFs;
+  window: LogWindow;
+  files: RuntimeFiles;
+  controller: AbortController;
+  abortReason: () => AbortReason | null;
+  /** Appends events stamped with this run's wake_id; returns them as written. */
+  emit(events: NewEvent[]): SessionEvent[];
+  written: SessionEvent[];
+  usage: RunUsage;
+  toolCalls: number;
+  errors: string[];
+}

@@ -1,0 +1,406 @@
+/**
+ * wake(sessionId): one bounded run of a session (SPEC §6), the function the
+ * daemon, `openboa wake` and the tests all call.
+ *
+ *  1. Take the session lease (busy → OpenboaError 'busy', nothing written).
+ *  2. Fold the journals; report bad lines; decide what there is to do.
+ *     Nothing → `skipped`, and the log is not touched.
+ *  3. Reconcile a crashed run: a tool use with no result gets an error
+ *     result ("outcome unknown"), never a second execution.
+ *  4. Append session.status_running (the user events and wakes taken in),
+ *     then consume the wakes.
+ *  5. Settle answers (confirmations), then the Harness loop.
+ *  6. Append how it ended (status_idle / status_rescheduled), rewrite
+ *     runtime/ and session.json, release the lease.
+ *
+ * Model and tool failures are data in the log; wake() only throws `busy`
+ * and `not_found`, before it has written anything.
+ */
+import { iso } from '../clock.js';
+import { acquireLease, type Lease } from '../lease.js';
+import { loadAgent, loadEnvironment, loadScript, rel, type LoadedAgent } from '../definitions.js';
+import type { Home } from '../home.js';
+import { OpenboaError } from '../errors.js';
+import { anthropicProvider } from '../model/anthropic.js';
+import { scriptedProvider } from '../model/scripted.js';
+import type { ModelProvider } from '../model/provider.js';
+import { ToolCatalog } from '../tools/catalog.js';
+import { ShellSession } from '../sandbox/shell-session.js';
+import { VirtualFs } from '../sandbox/virtual-fs.js';
+import { dueWakes, openActions } from '../store/fold.js';
+import type { NewEvent, PendingEvent, SessionEvent, SessionSnapshot, Trigger } from '../schema/index.js';
+import { buildRunEnvironment, virtualMounts } from './environment.js';
+import { LogWindow } from './conversation.js';
+import { RuntimeFiles } from './runtime-files.js';
+import { loadSkills } from './skills.js';
+import { runHarness, runTool, error as appendError, type Ending } from './harness.js';
+import { backoffMs } from './backoff.js';
+import type { AbortReason, RunState, Runtime, WakeOptions, WakeResult } from './run-state.js';
+
+/** What a run will take in, decided from the snapshot alone. */
+export interface RunPlan {
+  runnable: boolean;
+  skipReason: string | null;
+  trigger: Trigger;
+  take: PendingEvent[];
+  wakes: SessionSnapshot['pending_wakes'];
+  interrupt: boolean;
+  recovery: boolean;
+}
+
+export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Trigger }): RunPlan {
+  const skip = (why: string): RunPlan => ({ runnable: false, skipReason: why, trigger: opts.trigger ?? 'event', take: [], wakes: [], interrupt: false, recovery: false });
+  if (s.status === 'terminated') return skip('terminated');
+  const recovery = s.status === 'running';
+  const interrupt = s.pending_events.some((p) => p.type === 'user.interrupt');
+  const open = openActions(s);
+  const due = dueWakes(s, nowMs);
+  let take: PendingEvent[];
+  let wakes = due;
+  if (interrupt) {
+    take = s.pending_events;
+  } else if (open.length > 0) {
+    // Still waiting on a person: take only the answers; messages and wakes wait.
+    take = s.pending_events.filter((p) => p.type === 'user.tool_confirmation' || p.type === 'user.custom_tool_result');
+    wakes = [];
+  } else {
+    take = s.pending_events;
+  }
+  const retryDue = s.status === 'rescheduling' && (s.retry_at === null || Date.parse(s.retry_at) <= nowMs || opts.trigger === 'manual');
+  const backingOff = s.status === 'rescheduling' && !retryDue;
+  if (backingOff && !interrupt) return skip('rescheduled');
+  const work = take.length > 0 || wakes.length > 0 || recovery || retryDue;
+  if (!work) return skip(open.length > 0 ? 'requires_action' : 'nothing_pending');
+  const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'recovery');
+  return { runnable: true, skipReason: null, trigger, take, wakes, interrupt, recovery };
+}
+
+function defaultProvider(agent: LoadedAgent, home: Home, env: NodeJS.ProcessEnv): ModelProvider {
+  if (agent.def.provider === 'scripted') return scriptedProvider(loadScript(home, agent));
+  return anthropicProvider({ env });
+}
+
+const ZERO = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0 };
+
+export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {}): Promise<WakeResult> {
+  const { store, deps } = rt;
+  const t0 = deps.clock.now();
+  const paths = store.require(sessionId);
+  const runId = deps.ids.run();
+  const lease = await acquireLease(paths, { purpose: 'wake', wakeId: runId, nowIso: iso(t0), ...(opts.leaseStaleMs ? { staleMs: opts.leaseStaleMs } : {}) });
+  const result = (snap: SessionSnapshot, over: Partial<WakeResult>): WakeResult => ({
+    session_id: sessionId,
+    outcome: 'executed',
+    skip_reason: null,
+    wake_id: runId,
+    trigger: null,
+    status: snap.status,
+    stop_reason: snap.stop_reason,
+    retry_at: snap.retry_at,
+    processed_event_ids: [],
+    wakes_consumed: [],
+    wakes_scheduled: [],
+    errors: [],
+    usage: { ...ZERO },
+    tool_calls: 0,
+    started_at: iso(t0),
+    duration_ms: deps.clock.now() - t0,
+    ...over,
+  });
+  try {
+    let snap = store.snapshot(sessionId, { pin: true });
+    const reported = reportRejections(rt, sessionId, snap);
+    if (reported.length) snap = store.snapshot(sessionId);
+    const plan = planRun(snap, deps.clock.now(), opts);
+    if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
+    return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, opts, result });
+  } finally {
+    await lease.release();
+  }
+}
+
+/** Appends a session.error for every bad line not yet reported (under the lease, so once). */
+function reportRejections(rt: Runtime, sessionId: string, snap: SessionSnapshot): string[] {
+  if (snap.rejected.length === 0) return [];
+  rt.store.appendEvents(
+    sessionId,
+    snap.rejected.map((r) => ({
+      type: 'session.error' as const,
+      error: { type: 'unknown_error' as const, code: r.code, message: r.message, retry_status: { type: 'terminal' as const } },
+      line: r.line,
+      ...(r.file !== 'events.jsonl' ? { file: r.file } : {}),
+      ...(r.event_id ? { event_id: r.event_id } : {}),
+    })),
+  );
+  return snap.rejected.map((r) => r.message);
+}
+
+interface ExecInput {
+  sessionId: string;
+  runId: string;
+  snap: SessionSnapshot;
+  plan: RunPlan;
+  lease: Lease;
+  t0: number;
+  reported: string[];
+  opts: WakeOptions;
+  result: (snap: SessionSnapshot, over: Partial<WakeResult>) => WakeResult;
+}
+
+async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
+  const { store, deps } = rt;
+  const { sessionId, runId, snap, plan } = x;
+  const paths = store.paths(sessionId);
+  const emitBase = (events: NewEvent[]) => store.appendEvents(sessionId, events, { wakeId: runId });
+
+  // Definitions: a broken agent.yaml or environment is a failed attempt, retried with backoff.
+  let agent: LoadedAgent;
+  let environment;
+  let provider: ModelProvider;
+  try {
+    agent = loadAgent(rt.home, snap.agent_id);
+    environment = loadEnvironment(rt.home, snap.environment_id);
+    provider = rt.provider ? rt.provider(agent, rt.home) : defaultProvider(agent, rt.home, deps.env);
+  } catch (e) {
+    const msg = OpenboaError.is(e) ? e.message : `cannot load the session's definitions: ${(e as Error).message}`;
+    const retryAt = iso(deps.clock.now() + backoffMs(snap.consecutive_failures));
+    emitBase([
+      { type: 'session.error', error: { type: 'unknown_error', code: 'invalid_definition', message: msg, retry_status: { type: 'retrying' } } },
+      { type: 'session.status_rescheduled', reason: `invalid_definition: ${msg}`, retry_at: retryAt },
+    ]);
+    const after = store.snapshot(sessionId);
+    return x.result(after, { trigger: plan.trigger, errors: [...x.reported, msg] });
+  }
+
+  const wakeReason = describeReason(plan, snap);
+  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: snap.overrides, daemonEnv: deps.env, sessionId, agentId: agent.id, wakeId: runId, wakeReason });
+  const redactor = env.redactor;
+  const { skills, problems } = loadSkills(agent.dir);
+  const catalog = new ToolCatalog(agent.def, { hasSkills: skills.length > 0 });
+  const files = new RuntimeFiles(paths.runtime, redactor);
+  const controller = new AbortController();
+  let abortReason: AbortReason | null = null;
+  const abort = (r: AbortReason) => {
+    if (abortReason) return;
+    abortReason = r;
+    controller.abort(r);
+  };
+  const onExternal = () => abort((x.opts.signal?.reason as AbortReason | undefined)?.kind ? (x.opts.signal?.reason as AbortReason) : { kind: 'shutdown' });
+  x.opts.signal?.addEventListener('abort', onExternal, { once: true });
+  const onLease = () => abort({ kind: 'lease_lost', message: String((x.lease.signal.reason as Error)?.message ?? 'lease lost') });
+  x.lease.signal.addEventListener('abort', onLease, { once: true });
+  const deadlineS = agent.def.limits.max_wake_seconds;
+  const cancelDeadline = deps.clock.setTimer(deadlineS * 1000, () => abort({ kind: 'deadline', seconds: deadlineS }));
+
+  const written: SessionEvent[] = [];
+  const run: RunState = {
+    rt,
+    sessionId,
+    paths,
+    runId,
+    trigger: plan.trigger,
+    wakeReason,
+    startSnapshot: snap,
+    agent,
+    environment,
+    env,
+    provider,
+    catalog,
+    skills,
+    shell: new ShellSession({
+      isolation: env.posture?.isolation ?? 'unconfined',
+      network: env.network,
+      mounts: env.mounts,
+      env: env.env,
+      homeDir: env.homeDir,
+      workspaceHost: paths.workspace,
+      runtimeDir: paths.runtime,
+      redactor,
+      clock: deps.clock,
+      unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
+    }),
+    vfs: new VirtualFs(virtualMounts(env)),
+    window: new LogWindow(store, sessionId, snap.journals.events, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
+    files,
+    controller,
+    abortReason: () => abortReason,
+    emit(events) {
+      if (abortReason?.kind === 'lease_lost') return []; // another process may own the log now
+      const out = store.appendEvents(sessionId, events, { wakeId: runId, redactor });
+      written.push(...out);
+      return out;
+    },
+    written,
+    usage: { ...ZERO },
+    toolCalls: 0,
+    errors: [...x.reported],
+  };
+
+  let ending: Ending | null = null;
+  const wakesScheduledBefore = new Set(snap.pending_wakes.map((w) => w.id));
+  try {
+    reconcile(run, snap);
+    run.emit([
+      {
+        type: 'session.status_running',
+        wake_id: runId,
+        trigger: plan.trigger,
+        processed_event_ids: plan.take.map((p) => p.id),
+        ...(plan.wakes.length ? { wakes: plan.wakes.map((w) => ({ id: w.id, reason: w.reason, due_at: w.due_at })) } : {}),
+      },
+    ]);
+    const toConsume = [...plan.wakes.map((w) => w.id), ...snap.wakes_taken];
+    store.settleWakes(sessionId, 'wake.consumed', toConsume, { wakeRunId: runId });
+    writeStartFiles(run, problems.map((p) => `${rel(rt.home, p.file)}: ${p.message}`));
+    if (env.missingSecrets.length) {
+      appendError(run, { type: 'unknown_error', code: 'missing_secret', message: `environment ${environment.id}: the secret(s) ${env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
+    }
+    if (plan.interrupt) {
+      applyInterrupt(run);
+      const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
+      ending = continues ? await runHarness(run) : { kind: 'idle', stop: { type: 'end_turn' } };
+    } else {
+      await settleAnswers(run, plan);
+      const still = openActions(store.snapshot(sessionId, { persist: false }));
+      ending = still.length ? { kind: 'idle', stop: { type: 'requires_action', event_ids: still.map((u) => u.id) } } : await runHarness(run);
+    }
+    if (ending.kind === 'interrupted') ending = finishInterrupt(run);
+  } catch (e) {
+    // A bug or an I/O failure: recorded, retried with backoff, never thrown at the daemon.
+    const msg = `the run failed: ${(e as Error).message}`;
+    try {
+      appendError(run, { type: 'unknown_error', code: 'run_failed', message: msg, retry: 'retrying' });
+    } catch {
+      // the log itself is failing; the next start recovers from a `running` log
+    }
+    ending = { kind: 'rescheduled', reason: `run_failed: ${(e as Error).message}`, retryAt: iso(deps.clock.now() + backoffMs(snap.consecutive_failures)) };
+  } finally {
+    cancelDeadline();
+    x.opts.signal?.removeEventListener('abort', onExternal);
+    x.lease.signal.removeEventListener('abort', onLease);
+    run.shell.close();
+  }
+
+  if (ending.kind === 'idle') {
+    run.emit([{ type: 'session.status_idle', wake_id: runId, stop_reason: ending.stop, stop_details: ending.stop.type === 'refusal' ? { type: 'refusal', category: ending.details?.category ?? null, explanation: ending.details?.explanation ?? null } : null }]);
+    if (ending.terminalError && plan.wakes.length) retryWakes(run, plan);
+  } else if (ending.kind === 'rescheduled') {
+    run.emit([{ type: 'session.status_rescheduled', reason: ending.reason, retry_at: ending.retryAt }]);
+  }
+  const after = store.snapshot(sessionId);
+  run.window.refresh();
+  files.eventFeed(run.window.events);
+  const res = x.result(after, {
+    trigger: plan.trigger,
+    processed_event_ids: plan.take.map((p) => p.id),
+    wakes_consumed: plan.wakes.map((w) => w.id),
+    wakes_scheduled: after.pending_wakes.filter((w) => !wakesScheduledBefore.has(w.id)).map((w) => w.id),
+    errors: run.errors,
+    usage: run.usage,
+    tool_calls: run.toolCalls,
+    duration_ms: deps.clock.now() - x.t0,
+  });
+  files.json(`traces/${runId}.json`, { ...res, events: written.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at })) });
+  return res;
+}
+
+function describeReason(plan: RunPlan, snap: SessionSnapshot): string {
+  if (plan.recovery) return 'recovering a run that was cut short';
+  if (plan.take.length) return `${plan.take.length} new event(s): ${[...new Set(plan.take.map((p) => p.type))].join(', ')}`;
+  if (plan.wakes.length) return plan.wakes.map((w) => w.reason).join('; ');
+  if (snap.status === 'rescheduling') return 'retrying after a failure';
+  return plan.trigger;
+}
+
+/**
+ * SPEC §6 step 3: a tool use whose outcome is unknown (its run died between
+ * the call and the result) is closed with an error result. It is never run
+ * a second time: it may have had its effect already.
+ */
+function reconcile(run: RunState, snap: SessionSnapshot) {
+  const pendingIds = new Set(snap.pending_events.map((p) => p.id));
+  const orphans = snap.open_tool_uses.filter((u) => {
+    if (u.kind !== 'tool') return false;
+    if (u.permission === 'allow') return true;
+    // An answered ask whose answer a run already took in, but whose result never came.
+    return u.permission === 'ask' && u.answered_by !== null && !pendingIds.has(u.answered_by);
+  });
+  if (orphans.length === 0) return;
+  run.emit(orphans.map((u) => ({ type: 'agent.tool_result' as const, tool_use_id: u.id, content: [{ type: 'text' as const, text: 'outcome unknown: the run was interrupted before this tool call finished; it was not run again' }], is_error: true })));
+}
+
+function findEvent(run: RunState, id: string): SessionEvent | null {
+  const inWindow = run.window.events.find((e) => e.event.id === id);
+  if (inWindow) return inWindow.event;
+  for (const l of run.rt.store.readEvents(run.sessionId).lines) if (l.kind === 'event' && l.event.id === id) return l.event;
+  return null;
+}
+
+/** Runs allowed tool uses with the input stored in the log, and denies the denied ones. */
+async function settleAnswers(run: RunState, plan: RunPlan) {
+  for (const p of plan.take) {
+    if (p.type !== 'user.tool_confirmation') continue;
+    const conf = findEvent(run, p.id);
+    if (!conf || conf.type !== 'user.tool_confirmation') continue;
+    const use = findEvent(run, conf.tool_use_id);
+    if (!use || use.type !== 'agent.tool_use') continue;
+    if (conf.result === 'allow') {
+      await runTool(run, use);
+    } else {
+      const why = conf.deny_message ? `the user denied this tool call: ${conf.deny_message}` : 'the user denied this tool call';
+      run.emit([{ type: 'agent.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: why }], is_error: true }]);
+    }
+  }
+}
+
+/** An interrupt: close every open tool use as an error and cancel the queued revisits. */
+function applyInterrupt(run: RunState) {
+  const s = run.rt.store.snapshot(run.sessionId, { persist: false });
+  const open = s.open_tool_uses;
+  if (open.length) {
+    run.emit(open.map((u) => ({ type: 'agent.tool_result' as const, tool_use_id: u.id, content: [{ type: 'text' as const, text: 'interrupted by the user before completion' }], is_error: true })));
+  }
+  const ids = s.pending_wakes.map((w) => w.id);
+  run.rt.store.settleWakes(run.sessionId, 'wake.cancelled', ids, { reason: 'user.interrupt' });
+}
+
+/** After an in-flight abort by an interrupt: take the interrupt in, close the turn. */
+function finishInterrupt(run: RunState): Ending {
+  const s = run.rt.store.snapshot(run.sessionId, { persist: false });
+  const interrupts = s.pending_events.filter((p) => p.type === 'user.interrupt');
+  if (interrupts.length) {
+    run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: interrupts.map((p) => p.id), continuation: true }]);
+  }
+  applyInterrupt(run);
+  return { kind: 'idle', stop: { type: 'end_turn' } };
+}
+
+/** SPEC §5: a wake consumed by a run that then failed is scheduled again, never lost. */
+function retryWakes(run: RunState, plan: RunPlan) {
+  const at = iso(run.rt.deps.clock.now() + backoffMs(run.startSnapshot.consecutive_failures));
+  for (const w of plan.wakes) run.rt.store.scheduleWake(run.sessionId, { due_at: at, reason: w.reason, source: 'retry', retry_of: w.id, wake_run_id: run.runId });
+}
+
+function writeStartFiles(run: RunState, skillProblems: string[]) {
+  const { env, environment, catalog, files, startSnapshot: s } = run;
+  files.json('environment.json', {
+    environment_id: environment.id,
+    sandbox_requested: environment.def.sandbox,
+    isolation: env.posture?.isolation ?? 'unavailable',
+    network: environment.def.network,
+    network_closed: env.posture?.network_closed ?? false,
+    filesystem_confined: env.posture?.filesystem_confined ?? false,
+    reason: env.posture?.reason ?? env.sandboxError,
+    shell_home: env.homeDir,
+    shell: environment.def.shell,
+    missing_mounts: env.missingMounts,
+    skill_problems: skillProblems,
+  });
+  files.json('tools.json', catalog.entries.map((e) => ({ name: e.name, kind: e.kind, permission: e.permission, offered: e.permission !== 'disabled', description: e.definition.description, input_schema: e.definition.input_schema })));
+  files.json('permissions.json', Object.fromEntries(catalog.entries.map((e) => [e.name, e.permission])));
+  files.json('resources.json', { mounts: env.mounts.map((m) => ({ target: m.target, mode: m.writable ? 'rw' : 'ro', source: rel(run.rt.home, m.host) })) });
+  files.json('vaults.json', { secrets: env.secretNames, missing: env.missingSecrets });
+  files.json('relations.json', { session_id: run.sessionId, parent_session_id: s.parent_session_id, children: [] });
+  files.json('outcome.json', { outcome: null, note: 'no outcome has been defined for this session' });
+  files.ensureSummary();
+}

@@ -1,0 +1,121 @@
+/**
+ * Which isolation the agent's shell runs under, and the command line that
+ * builds it. Three postures, said plainly in runtime/environment.json:
+ *
+ * - `bwrap`: bubblewrap. Only /workspace (rw), /runtime (ro), the declared
+ *   mounts and read-only system directories exist; a private /tmp; its own
+ *   PID namespace; no network unless the environment says `host`; uid 1000
+ *   with no capabilities.
+ * - `unshare-net`: a user + network + PID namespace (`unshare`), with no
+ *   filesystem confinement. Used by `sandbox: auto` where bwrap does not work
+ *   and the network must be closed.
+ * - `unconfined`: a plain process in the workspace. Only with `sandbox:
+ *   process` (an explicit opt-in), or `auto` with `network: host` where bwrap
+ *   does not work.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import type { EnvironmentDefinition } from '../schema/index.js';
+
+export type Isolation = 'bwrap' | 'unshare-net' | 'unconfined';
+
+export interface Capabilities {
+  bwrap: boolean;
+  unshare: boolean;
+  /** Why a probe failed, for runtime/environment.json. */
+  notes: string[];
+}
+
+let cached: Capabilities | null = null;
+
+const SYSTEM_DIRS = ['/usr', '/etc/alternatives', '/etc/ld.so.cache', '/etc/ssl', '/etc/ca-certificates'];
+
+/** Probes once per process which isolation works on this machine. */
+export function probeCapabilities(): Capabilities {
+  if (cached) return cached;
+  const notes: string[] = [];
+  const b = spawnSync('bwrap', [...bwrapBase({ network: 'none' }), '--', '/bin/true'], { timeout: 5000, stdio: ['ignore', 'ignore', 'pipe'] });
+  const bwrap = b.status === 0;
+  if (!bwrap) notes.push(`bwrap: ${b.error ? b.error.message : (b.stderr?.toString().trim() || `exit ${b.status}`)}`);
+  const u = spawnSync('unshare', ['-r', '-n', '-p', '-f', '--kill-child', '/bin/true'], { timeout: 5000, stdio: ['ignore', 'ignore', 'pipe'] });
+  const unshare = u.status === 0;
+  if (!unshare) notes.push(`unshare: ${u.error ? u.error.message : (u.stderr?.toString().trim() || `exit ${u.status}`)}`);
+  cached = { bwrap, unshare, notes };
+  return cached;
+}
+
+export interface Posture {
+  isolation: Isolation;
+  requested: EnvironmentDefinition['sandbox'];
+  network: EnvironmentDefinition['network'];
+  /** Whether the network is actually closed for the shell. */
+  network_closed: boolean;
+  /** Whether file access is confined to the mounts. */
+  filesystem_confined: boolean;
+  reason: string;
+}
+
+/** Chooses the posture for an environment, or explains why it cannot run. */
+export function choosePosture(env: EnvironmentDefinition, caps: Capabilities = probeCapabilities()): Posture | { error: string } {
+  const base = { requested: env.sandbox, network: env.network };
+  if (env.sandbox === 'process') {
+    return { ...base, isolation: 'unconfined', network_closed: false, filesystem_confined: false, reason: 'sandbox: process (explicit opt-in): the shell runs as a plain process in the workspace' };
+  }
+  if (caps.bwrap) {
+    return { ...base, isolation: 'bwrap', network_closed: env.network === 'none', filesystem_confined: true, reason: 'bubblewrap works here' };
+  }
+  if (env.sandbox === 'bwrap') return { error: `the environment requires sandbox: bwrap, but bubblewrap does not work here (${caps.notes.join('; ')})` };
+  if (env.network === 'none') {
+    if (caps.unshare) {
+      return { ...base, isolation: 'unshare-net', network_closed: true, filesystem_confined: false, reason: `bubblewrap does not work here (${caps.notes.join('; ')}); network closed with unshare, files NOT confined` };
+    }
+    return { error: `network: none needs bubblewrap or unshare, and neither works here (${caps.notes.join('; ')})` };
+  }
+  return { ...base, isolation: 'unconfined', network_closed: false, filesystem_confined: false, reason: `bubblewrap does not work here (${caps.notes.join('; ')}); network: host, so the shell runs unconfined` };
+}
+
+/** bwrap arguments common to every sandbox: system dirs read-only, private /tmp, new namespaces. */
+export function bwrapBase(o: { network: 'none' | 'host' }): string[] {
+  const args = ['--ro-bind', '/usr', '/usr'];
+  for (const [link, target] of [
+    ['/bin', 'usr/bin'],
+    ['/sbin', 'usr/sbin'],
+    ['/lib', 'usr/lib'],
+    ['/lib64', 'usr/lib64'],
+    ['/lib32', 'usr/lib32'],
+  ] as const) {
+    if (fs.existsSync(`/${target}`)) args.push('--symlink', target, link);
+  }
+  for (const d of SYSTEM_DIRS.slice(1)) if (fs.existsSync(d)) args.push('--ro-bind', d, d);
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000', '--die-with-parent', '--hostname', 'sandbox');
+  if (o.network === 'host') {
+    args.push('--share-net');
+    for (const f of ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf']) if (fs.existsSync(f)) args.push('--ro-bind', f, f);
+  }
+  return args;
+}
+
+export interface MountSpec {
+  /** Absolute host path. */
+  host: string;
+  /** Absolute path inside the sandbox. */
+  target: string;
+  writable: boolean;
+}
+
+/**
+ * The command line that starts `argv` under the given isolation. The
+ * environment is not on it: it is passed to the spawned process itself, so
+ * secret values never show in /proc/<pid>/cmdline.
+ */
+export function isolatedCommand(isolation: Isolation, o: { network: 'none' | 'host'; mounts: MountSpec[]; cwd: string; argv: string[] }): string[] {
+  if (isolation === 'bwrap') {
+    const args = bwrapBase({ network: o.network });
+    for (const m of o.mounts) args.push(m.writable ? '--bind' : '--ro-bind', m.host, m.target);
+    args.push('--chdir', o.cwd);
+    return ['bwrap', ...args, '--', ...o.argv];
+  }
+  if (isolation === 'unshare-net') return ['unshare', '-r', '-n', '-p', '-f', '-m', '--mount-proc', '--kill-child', ...o.argv];
+  return o.argv;
+}

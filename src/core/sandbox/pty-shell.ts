@@ -1,0 +1,339 @@
+/**
+ * One persistent bash in a node-pty, started inside the session's isolation.
+ * `cd` and `export` survive between commands because every command is
+ * `eval`ed by the same shell.
+ *
+ * Protocol. Each command is sent base64-encoded (in chunks, so no tty line
+ * limit applies), evaluated with stdin from /dev/null, and framed by a start
+ * and an end marker that carries the exit code and the new cwd. Markers carry
+ * a per-shell nonce, so command output cannot fake them.
+ *
+ * Timeouts and interrupts: Ctrl-C goes to the foreground job, then a fresh
+ * end marker is requested; if the shell does not answer within
+ * KILL_GRACE_MS, every process of the sandbox is killed (the bwrap PID
+ * namespace, or the pty's whole session) and the next command starts a new
+ * shell.
+ */
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import * as pty from 'node-pty';
+import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
+
+export interface ShellConfig {
+  isolation: Isolation;
+  network: 'none' | 'host';
+  mounts: MountSpec[];
+  /** The complete environment of the shell. */
+  env: Record<string, string>;
+  /** Working directory to start in: a sandbox path under bwrap, a host path otherwise. */
+  cwd: string;
+  /** Host directory the pty process starts in. */
+  hostCwd: string;
+}
+
+export interface ExecResult {
+  output: string;
+  /** null when the command did not finish (timeout, interrupt, shell died). */
+  exitCode: number | null;
+  timedOut: boolean;
+  interrupted: boolean;
+  /** The shell exited or was killed during the command; the next command starts a new one. */
+  shellDied: boolean;
+  cwd: string;
+  durationMs: number;
+  /** Characters dropped from the middle of an enormous output. */
+  droppedChars: number;
+}
+
+/** After Ctrl-C, how long the shell has to print its marker before everything is killed. */
+export const KILL_GRACE_MS = 400;
+const READY_TIMEOUT_MS = 10_000;
+/** Output kept in memory per command; the middle of anything larger is dropped. */
+const KEEP_HEAD = 4_000_000;
+const KEEP_TAIL = 4_000_000;
+const CHUNK = 3000;
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+
+export function cleanOutput(s: string): string {
+  return s.replace(ANSI, '').replace(/\r+\n/g, '\n').replace(/\r/g, '\n');
+}
+
+export class PtyShell {
+  private proc: pty.IPty;
+  private buf = '';
+  private exited = false;
+  /** The shell's own exit code, once it exited by itself. */
+  private exitCode: number | null = null;
+  private readonly nonce = randomBytes(6).toString('hex');
+  private seq = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  private onData: (() => void) | null = null;
+  private onExit: (() => void) | null = null;
+  cwd: string;
+
+  private constructor(
+    readonly config: ShellConfig,
+    proc: pty.IPty,
+  ) {
+    this.proc = proc;
+    this.cwd = config.cwd;
+    proc.onData((d) => {
+      this.buf += d;
+      this.onData?.();
+    });
+    proc.onExit((e) => {
+      this.exited = true;
+      this.exitCode = e.exitCode;
+      // The shell is gone; whatever it left running in its session goes too.
+      killSession(proc.pid);
+      this.onExit?.();
+      this.onData?.();
+    });
+  }
+
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  get pid(): number {
+    return this.proc.pid;
+  }
+
+  static async start(config: ShellConfig): Promise<PtyShell> {
+    const argv = isolatedCommand(config.isolation, {
+      network: config.network,
+      mounts: config.mounts,
+      cwd: config.cwd,
+      argv: ['/bin/bash', '--noprofile', '--norc', '--noediting'],
+    });
+    const [file, ...args] = argv as [string, ...string[]];
+    const proc = pty.spawn(file, args, { name: 'dumb', cols: 200, rows: 50, cwd: config.hostCwd, env: config.env });
+    const shell = new PtyShell(config, proc);
+    await shell.init();
+    return shell;
+  }
+
+  private async init(): Promise<void> {
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    this.write(
+      `stty -echo -onlcr 2>/dev/null; set +m; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE; cd ${q(this.config.cwd)} 2>/dev/null || cd; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
+    );
+    const marker = `__OB_READY_${this.nonce}__\n`;
+    const ok = await this.waitFor(() => this.buf.includes(marker), READY_TIMEOUT_MS);
+    if (!ok) {
+      const seen = cleanOutput(this.buf).trim().slice(-500);
+      this.kill();
+      throw new Error(`the sandboxed shell did not start (${this.config.isolation})${seen ? `: ${seen}` : ''}`);
+    }
+    this.buf = this.buf.slice(this.buf.indexOf(marker) + marker.length);
+  }
+
+  private write(s: string) {
+    if (!this.exited) this.proc.write(s);
+  }
+
+  /** Resolves true when `cond` holds, false after `ms` or when the shell exits. */
+  private waitFor(cond: () => boolean, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (cond()) return resolve(true);
+      const done = (v: boolean) => {
+        clearTimeout(t);
+        this.onData = null;
+        resolve(v);
+      };
+      const t = setTimeout(() => done(cond()), ms);
+      this.onData = () => {
+        if (cond()) done(true);
+        else if (this.exited) done(false);
+      };
+    });
+  }
+
+  /** Runs one command; commands queue behind each other. */
+  exec(command: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult> {
+    const run = this.queue.then(() => this.execNow(command, opts));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async execNow(command: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult> {
+    const started = Date.now();
+    const n = ++this.seq;
+    const startMark = `__OB_S_${this.nonce}_${n}__\n`;
+    const endRe = new RegExp(`\\n__OB_E_${this.nonce}_${n}_(\\d+)_([A-Za-z0-9+/=]*)__\\n`);
+    const result = (over: Partial<ExecResult>): ExecResult => ({
+      output: '',
+      exitCode: null,
+      timedOut: false,
+      interrupted: false,
+      shellDied: false,
+      cwd: this.cwd,
+      durationMs: Date.now() - started,
+      droppedChars: 0,
+      ...over,
+    });
+    if (this.exited) return result({ shellDied: true, output: '(the shell is not running)' });
+
+    const b64 = Buffer.from(command, 'utf8').toString('base64');
+    let script = `__ob_c=''\n`;
+    for (let i = 0; i < b64.length; i += CHUNK) script += `__ob_c+='${b64.slice(i, i + CHUNK)}'\n`;
+    script += `printf '__OB_S_%s_%s__\\n' ${this.nonce} ${n}; eval "$(printf %s "$__ob_c" | base64 -d)" </dev/null; __ob=$?; unset __ob_c; ${this.endMarkerCmd(n, '$__ob')}\n`;
+
+    // Output handling: drop everything before our start marker; cap memory.
+    let head = '';
+    let tail = '';
+    let dropped = 0;
+    let started2 = false;
+    let ended: RegExpExecArray | null = null;
+    const absorb = () => {
+      if (!started2) {
+        const i = this.buf.indexOf(startMark);
+        if (i === -1) return;
+        this.buf = this.buf.slice(i + startMark.length);
+        started2 = true;
+      }
+      const m = endRe.exec(this.buf);
+      const upto = m ? m.index : Math.max(0, this.buf.length - 200); // keep a margin where a marker may be forming
+      const piece = this.buf.slice(0, upto);
+      this.buf = this.buf.slice(upto);
+      if (piece) {
+        if (head.length < KEEP_HEAD) {
+          const take = piece.slice(0, KEEP_HEAD - head.length);
+          head += take;
+          tail += piece.slice(take.length);
+        } else tail += piece;
+        if (tail.length > KEEP_TAIL * 2) {
+          dropped += tail.length - KEEP_TAIL;
+          tail = tail.slice(-KEEP_TAIL);
+        }
+      }
+      if (m) {
+        ended = m;
+        this.buf = this.buf.slice(m[0].length);
+      }
+    };
+    const output = () => {
+      let out = head + (dropped ? `\n[... ${dropped} characters dropped ...]\n` : '') + tail;
+      return cleanOutput(out);
+    };
+
+    this.write(script);
+    const isDone = () => {
+      absorb();
+      return ended !== null;
+    };
+    let timedOut = false;
+    let interrupted = false;
+    const first = await new Promise<'done' | 'timeout' | 'abort'>((resolve) => {
+      const finish = (v: 'done' | 'timeout' | 'abort') => {
+        clearTimeout(t);
+        opts.signal?.removeEventListener('abort', onAbort);
+        this.onData = null;
+        resolve(v);
+      };
+      const t = setTimeout(() => finish('timeout'), opts.timeoutMs);
+      const onAbort = () => finish('abort');
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      if (opts.signal?.aborted) return finish('abort');
+      this.onData = () => {
+        if (isDone() || this.exited) finish('done');
+      };
+      this.onData();
+    });
+    if (first !== 'done') {
+      timedOut = first === 'timeout';
+      interrupted = first === 'abort';
+      // Ctrl-C to the foreground job, then ask for the marker again.
+      this.write('\x03');
+      this.write(`${this.endMarkerCmd(n, '130')}\n`);
+      const ok = await this.waitFor(isDone, KILL_GRACE_MS);
+      if (!ok) this.kill();
+    }
+    absorb();
+    const m = ended as RegExpExecArray | null;
+    if (m) {
+      const cwd = Buffer.from(m[2] ?? '', 'base64').toString('utf8').trim();
+      if (cwd) this.cwd = cwd;
+      let out = output();
+      if (out.endsWith('\n')) out = out.slice(0, -1); // the newline before the end marker is ours
+      return result({ output: out, exitCode: timedOut || interrupted ? null : Number(m[1]), timedOut, interrupted, droppedChars: dropped });
+    }
+    const code = timedOut || interrupted ? null : this.exitCode;
+    return result({ output: output(), exitCode: code, timedOut, interrupted, shellDied: true, droppedChars: dropped });
+  }
+
+  private endMarkerCmd(n: number, code: string): string {
+    return `printf '\\n__OB_E_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | base64 -w0)"`;
+  }
+
+  /** Kills every process of this shell's sandbox. Idempotent. */
+  kill(): void {
+    if (this.exited) return;
+    const pid = this.proc.pid;
+    killSession(pid);
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    try {
+      this.proc.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+    this.exited = true;
+  }
+
+  /** Waits (a little) for the pty to report its exit after kill(). */
+  async closed(ms = 1000): Promise<void> {
+    if (this.exited && !this.onExit) return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.onExit = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+}
+
+/**
+ * Under bwrap or unshare the pty child owns a PID namespace: killing it ends
+ * every process inside. Unconfined, every process of the pty's session is
+ * killed, which also reaches background jobs in process groups of their own
+ * and `nohup`ed ones.
+ */
+function killSession(sid: number): void {
+  for (const p of sessionMembers(sid)) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Pids whose session id is `sid` (the pty child is a session leader), from /proc. */
+function sessionMembers(sid: number): number[] {
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${n}/stat`, 'utf8');
+      // fields after the ")" of comm: state ppid pgrp session ...
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(rest[3]) === sid) out.push(Number(n));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}

@@ -1,0 +1,166 @@
+/**
+ * The session's shell for the length of a run: started on the first bash
+ * call, restarted if it died, killed when the run ends. Its facts are
+ * rewritten in runtime/ after every command so the agent (and a person) can
+ * reread them: shell.json (cwd, alive, last exit code), shell-history.jsonl,
+ * last-shell-output.txt. A new shell starts in the cwd shell.json recorded,
+ * so `cd` outlives the run; exported variables live as long as the shell.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Redactor } from '../redact.js';
+import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-file.js';
+import { appendLines } from '../store/jsonl.js';
+import { PtyShell, type ExecResult } from './pty-shell.js';
+import type { Isolation, MountSpec } from './isolation.js';
+
+export const ShellState = z.object({
+  cwd: z.string(),
+  alive: z.boolean(),
+  last_exit_code: z.number().int().nullable(),
+  commands: z.number().int().nonnegative(),
+  isolation: z.string(),
+  updated_at: z.string(),
+});
+export type ShellState = z.infer<typeof ShellState>;
+
+export interface ShellSessionOptions {
+  isolation: Isolation;
+  network: 'none' | 'host';
+  mounts: MountSpec[];
+  env: Record<string, string>;
+  /** The sandbox's home: /workspace under bwrap, the host workspace otherwise. */
+  homeDir: string;
+  workspaceHost: string;
+  runtimeDir: string;
+  redactor: Redactor;
+  clock: Clock;
+  /** Set when no sandbox can run here: every command fails with this reason instead of running unconfined. */
+  unavailable?: string | null;
+}
+
+export class ShellSession {
+  private shell: PtyShell | null = null;
+  private state: ShellState;
+
+  constructor(private readonly o: ShellSessionOptions) {
+    this.state = readShellState(o.runtimeDir) ?? {
+      cwd: o.homeDir,
+      alive: false,
+      last_exit_code: null,
+      commands: 0,
+      isolation: o.isolation,
+      updated_at: iso(o.clock.now()),
+    };
+    this.state.alive = false;
+    this.state.isolation = o.isolation;
+  }
+
+  get started(): boolean {
+    return this.shell !== null;
+  }
+
+  /** Runs a command, starting (or restarting) the shell as needed. */
+  async run(command: string, opts: { timeoutMs: number; signal: AbortSignal }): Promise<ExecResult> {
+    if (this.o.unavailable) throw new Error(`no sandbox: ${this.o.unavailable}`);
+    if (!this.shell || !this.shell.alive) await this.startShell(this.state.cwd);
+    const shell = this.shell as PtyShell;
+    const r = await shell.exec(command, opts);
+    this.state = {
+      ...this.state,
+      cwd: r.shellDied ? this.state.cwd : r.cwd,
+      alive: shell.alive,
+      last_exit_code: r.exitCode,
+      commands: this.state.commands + 1,
+      updated_at: iso(this.o.clock.now()),
+    };
+    this.record(command, r);
+    return r;
+  }
+
+  /** A fresh shell at the sandbox's home. */
+  async restart(): Promise<void> {
+    if (this.o.unavailable) throw new Error(`no sandbox: ${this.o.unavailable}`);
+    this.close();
+    await this.startShell(this.o.homeDir);
+    this.state = { ...this.state, cwd: this.o.homeDir, alive: true, updated_at: iso(this.o.clock.now()) };
+    this.writeState();
+  }
+
+  /** Kills the shell and everything it started. Idempotent. */
+  close(): void {
+    if (this.shell) {
+      this.shell.kill();
+      this.shell = null;
+    }
+    if (this.state.alive) {
+      this.state = { ...this.state, alive: false, updated_at: iso(this.o.clock.now()) };
+      this.writeState();
+    }
+  }
+
+  private async startShell(cwd: string): Promise<void> {
+    // A recorded cwd that no longer exists (or escaped) falls back to home.
+    const start = this.cwdExists(cwd) ? cwd : this.o.homeDir;
+    this.shell = await PtyShell.start({
+      isolation: this.o.isolation,
+      network: this.o.network,
+      mounts: this.o.mounts,
+      env: this.o.env,
+      cwd: start,
+      hostCwd: this.o.workspaceHost,
+    });
+    this.state = { ...this.state, cwd: start, alive: true };
+  }
+
+  private cwdExists(cwd: string): boolean {
+    if (this.o.isolation !== 'bwrap') return fs.existsSync(cwd);
+    const m = this.o.mounts.filter((x) => cwd === x.target || cwd.startsWith(`${x.target}/`)).sort((a, b) => b.target.length - a.target.length)[0];
+    return !!m && fs.existsSync(path.join(m.host, path.posix.relative(m.target, cwd)));
+  }
+
+  private writeState() {
+    try {
+      writeJsonAtomic(path.join(this.o.runtimeDir, 'shell.json'), this.state, { durable: false });
+    } catch {
+      // runtime/ is a cache
+    }
+  }
+
+  private record(command: string, r: ExecResult) {
+    const red = this.o.redactor;
+    this.writeState();
+    try {
+      appendLines(path.join(this.o.runtimeDir, 'shell-history.jsonl'), [
+        JSON.stringify(
+          red.deep({
+            at: iso(this.o.clock.now()),
+            command,
+            exit_code: r.exitCode,
+            timed_out: r.timedOut,
+            interrupted: r.interrupted,
+            shell_died: r.shellDied,
+            duration_ms: r.durationMs,
+            cwd: this.state.cwd,
+            output_chars: r.output.length,
+          }),
+        ),
+      ]);
+      writeFileAtomic(path.join(this.o.runtimeDir, 'last-shell-output.txt'), red.text(r.output), { durable: false });
+    } catch {
+      // runtime/ is a cache
+    }
+  }
+}
+
+export function readShellState(runtimeDir: string): ShellState | null {
+  try {
+    const r = ShellState.safeParse(JSON.parse(fs.readFileSync(path.join(runtimeDir, 'shell.json'), 'utf8')));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}

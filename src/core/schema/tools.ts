@@ -1,0 +1,79 @@
+/**
+ * Inputs of the built-in tools. Names and inputs follow Managed Agents'
+ * `agent_toolset_20260401` (bash, read, write, edit, glob, grep) plus our own
+ * managed tools. The JSON Schema the model sees is generated from these
+ * schemas (z.toJSONSchema), so the two can never drift apart.
+ */
+import { z } from 'zod';
+
+export const BashInput = z
+  .strictObject({
+    command: z.string().min(1).optional().describe('The command to run in the persistent bash shell (cd and export persist between calls).'),
+    timeout_ms: z.number().int().positive().max(3_600_000).optional().describe('Kill the command after this many milliseconds (default: the environment\'s shell timeout).'),
+    restart: z.boolean().optional().describe('Start a fresh shell (at /workspace) before running the command, or alone.'),
+  })
+  .refine((v) => v.command !== undefined || v.restart === true, { message: 'expected a command, or restart: true', path: ['command'] });
+
+export const ReadInput = z.strictObject({
+  file_path: z.string().min(1).describe('Path of the file, absolute (/workspace/...) or relative to /workspace.'),
+  view_range: z
+    .tuple([z.number().int().min(1), z.number().int()])
+    .optional()
+    .describe('[start, end] line numbers, 1-based and inclusive; an end of 0 or less means the end of the file.'),
+});
+
+export const WriteInput = z.strictObject({
+  file_path: z.string().min(1).describe('Path of the file to create or overwrite, inside /workspace.'),
+  content: z.string().describe('The whole new content of the file.'),
+});
+
+export const EditInput = z.strictObject({
+  file_path: z.string().min(1).describe('Path of the file to edit, inside /workspace.'),
+  old_string: z.string().min(1).describe('Exact text to replace; must occur exactly once unless replace_all is true.'),
+  new_string: z.string().describe('The replacement text.'),
+  replace_all: z.boolean().optional().describe('Replace every occurrence.'),
+});
+
+export const GlobInput = z.strictObject({
+  pattern: z.string().min(1).describe('A glob such as **/*.ts, relative to path.'),
+  path: z.string().optional().describe('Directory to search in (default /workspace).'),
+});
+
+export const GrepInput = z.strictObject({
+  pattern: z.string().min(1).describe('A regular expression (JavaScript syntax).'),
+  path: z.string().optional().describe('File or directory to search (default /workspace).'),
+});
+
+export const ScheduleWakeInput = z
+  .strictObject({
+    delay_seconds: z.number().positive().max(366 * 86_400).optional().describe('Come back after this many seconds.'),
+    at: z.iso.datetime({ offset: true }).optional().describe('Come back at this time (ISO 8601 with offset).'),
+    reason: z.string().min(1).max(2000).describe('What to do on the revisit; it is shown to you then.'),
+  })
+  .refine((v) => (v.delay_seconds === undefined) !== (v.at === undefined), {
+    message: 'expected exactly one of delay_seconds or at',
+    path: ['delay_seconds'],
+  });
+
+export const CancelWakeInput = z.strictObject({
+  wake_id: z.string().min(1).describe('The id of a pending revisit (from list_wakes or schedule_wake).'),
+});
+
+export const ListWakesInput = z.strictObject({});
+
+export const SkillInput = z.strictObject({
+  name: z.string().min(1).describe('The skill to read, as listed in the system prompt.'),
+});
+
+export const TOOL_INPUTS = {
+  bash: BashInput,
+  read: ReadInput,
+  write: WriteInput,
+  edit: EditInput,
+  glob: GlobInput,
+  grep: GrepInput,
+  schedule_wake: ScheduleWakeInput,
+  cancel_wake: CancelWakeInput,
+  list_wakes: ListWakesInput,
+  skill: SkillInput,
+} as const;

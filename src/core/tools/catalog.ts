@@ -1,0 +1,117 @@
+/**
+ * The tools one agent is offered: built-ins with their permission policy
+ * from agent.yaml (default always_allow; `disabled` ones are not offered),
+ * plus the agent's custom tools (run by the client; the session pauses for
+ * the result). The JSON Schema the model sees is generated from each tool's
+ * zod input schema. Input is validated before a tool runs; a bad input is an
+ * error result naming the field, never an exception.
+ */
+import { z } from 'zod';
+import { BUILTIN_TOOL_NAMES, type AgentDefinition, type BuiltinToolName, type Permission } from '../schema/index.js';
+import { describeIssues } from '../store/parse-line.js';
+import { bashTool } from './bash-tool.js';
+import { editTool, globTool, grepTool, readTool, writeTool } from './file-tools.js';
+import { cancelWakeTool, listWakesTool, scheduleWakeTool } from './wake-tools.js';
+import { skillTool } from './skill-tool.js';
+import { limitOutput } from './output-limit.js';
+import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
+
+export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
+  bash: bashTool as Tool,
+  read: readTool as Tool,
+  write: writeTool as Tool,
+  edit: editTool as Tool,
+  glob: globTool as Tool,
+  grep: grepTool as Tool,
+  schedule_wake: scheduleWakeTool as Tool,
+  cancel_wake: cancelWakeTool as Tool,
+  list_wakes: listWakesTool as Tool,
+  skill: skillTool as Tool,
+};
+
+/** What the model is sent for one tool. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  input_schema: { type: 'object'; [k: string]: unknown };
+}
+
+export interface CatalogEntry {
+  name: string;
+  kind: 'builtin' | 'custom';
+  permission: Permission;
+  definition: ToolDefinition;
+}
+
+/** How a call is handled: run it, pause for a person, pause for the client, or refuse it. */
+export type Evaluation = { kind: 'run'; permission: 'allow' } | { kind: 'ask'; permission: 'ask' } | { kind: 'custom' } | { kind: 'deny'; permission: 'deny'; why: string };
+
+/** A JSON Schema for the model: no $schema, no giant date-time regexes. */
+export function modelSchema(schema: z.ZodType): ToolDefinition['input_schema'] {
+  const js = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  delete js.$schema;
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip);
+    if (v && typeof v === 'object') {
+      const o = { ...(v as Record<string, unknown>) };
+      if (o.format === 'date-time') delete o.pattern;
+      for (const k of Object.keys(o)) o[k] = strip(o[k]);
+      return o;
+    }
+    return v;
+  };
+  return strip(js) as ToolDefinition['input_schema'];
+}
+
+export class ToolCatalog {
+  readonly entries: CatalogEntry[];
+
+  constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools'>, opts: { hasSkills: boolean }) {
+    const entries: CatalogEntry[] = [];
+    for (const name of BUILTIN_TOOL_NAMES) {
+      const permission = agent.tools[name]?.permission ?? 'always_allow';
+      if (name === 'skill' && !opts.hasSkills && !agent.tools.skill) continue;
+      const t = BUILTIN_TOOLS[name];
+      entries.push({ name, kind: 'builtin', permission, definition: { name, description: t.description, input_schema: modelSchema(t.input) } });
+    }
+    for (const c of agent.custom_tools) {
+      entries.push({
+        name: c.name,
+        kind: 'custom',
+        permission: 'always_ask',
+        definition: { name: c.name, description: c.description, input_schema: c.input_schema as ToolDefinition['input_schema'] },
+      });
+    }
+    this.entries = entries;
+  }
+
+  /** The definitions sent to the model: everything not disabled. */
+  get offered(): ToolDefinition[] {
+    return this.entries.filter((e) => e.permission !== 'disabled').map((e) => e.definition);
+  }
+
+  evaluate(name: string): Evaluation {
+    const e = this.entries.find((x) => x.name === name);
+    if (!e) return { kind: 'deny', permission: 'deny', why: `there is no tool named ${JSON.stringify(name)}` };
+    if (e.kind === 'custom') return { kind: 'custom' };
+    if (e.permission === 'disabled') return { kind: 'deny', permission: 'deny', why: `the tool ${name} is disabled for this agent` };
+    if (e.permission === 'always_ask') return { kind: 'ask', permission: 'ask' };
+    return { kind: 'run', permission: 'allow' };
+  }
+
+  /** Validates and runs a built-in tool; every failure is an error result. */
+  async execute(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
+    const tool = (BUILTIN_TOOLS as Record<string, Tool>)[name];
+    if (!tool) return fail(`there is no built-in tool named ${JSON.stringify(name)}`);
+    const parsed = tool.input.safeParse(rawInput ?? {});
+    if (!parsed.success) return fail(`invalid input for ${name}: ${describeIssues(parsed.error)}`);
+    let out: ToolOutput;
+    try {
+      out = await tool.run(parsed.data, ctx);
+    } catch (e) {
+      out = fail(`${name} failed: ${(e as Error).message}`);
+    }
+    const text = ctx.redactor.text(out.text);
+    return { isError: out.isError, text: limitOutput(text, ctx.outputLimitChars, { vfs: ctx.vfs, toolUseId: ctx.toolUseId }) };
+  }
+}

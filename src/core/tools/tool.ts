@@ -1,0 +1,45 @@
+/**
+ * What a tool is and what it may touch. Each tool declares its input as a
+ * zod schema (from the schema module) and receives only the small context it
+ * needs; results are data (`is_error`), never exceptions that end a run.
+ */
+import type { z } from 'zod';
+import type { Clock } from '../clock.js';
+import type { Redactor } from '../redact.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { VirtualFs } from '../sandbox/virtual-fs.js';
+import type { ShellSession } from '../sandbox/shell-session.js';
+import type { Skill } from '../run/skills.js';
+
+export interface ToolContext {
+  sessionId: string;
+  wakeId: string;
+  /** The tool use this call answers (an agent.tool_use event id). */
+  toolUseId: string;
+  clock: Clock;
+  store: SessionStore;
+  vfs: VirtualFs;
+  shell: ShellSession;
+  redactor: Redactor;
+  skills: Skill[];
+  /** Default bash timeout and output limit, from the environment. */
+  shellTimeoutMs: number;
+  outputLimitChars: number;
+  /** Aborted on interrupt, shutdown, lease loss or the run's deadline. */
+  signal: AbortSignal;
+}
+
+export interface ToolOutput {
+  text: string;
+  isError: boolean;
+}
+
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+export const ok = (text: string): ToolOutput => ({ text, isError: false });
+export const fail = (text: string): ToolOutput => ({ text, isError: true });
