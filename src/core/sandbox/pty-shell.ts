@@ -195,7 +195,8 @@ export class PtyShell {
         started2 = true;
       }
       const m = endRe.exec(this.buf);
-      const upto = m ? m.index : Math.max(0, this.buf.length - 200); // keep a margin where a marker may be forming
+      // Keep a margin where a marker may be forming, unless the shell is gone.
+      const upto = m ? m.index : this.exited ? this.buf.length : Math.max(0, this.buf.length - 200);
       const piece = this.buf.slice(0, upto);
       this.buf = this.buf.slice(upto);
       if (piece) {
@@ -261,7 +262,9 @@ export class PtyShell {
       return result({ output: out, exitCode: timedOut || interrupted ? null : Number(m[1]), timedOut, interrupted, droppedChars: dropped });
     }
     const code = timedOut || interrupted ? null : this.exitCode;
-    return result({ output: output(), exitCode: code, timedOut, interrupted, shellDied: true, droppedChars: dropped });
+    // An interactive bash says "exit" as it leaves; that is not the command's output.
+    const out = output().replace(/\n?exit\n*$/, '').replace(/\n$/, '');
+    return result({ output: out, exitCode: code, timedOut, interrupted, shellDied: true, droppedChars: dropped });
   }
 
   private endMarkerCmd(n: number, code: string): string {

@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cli } from '../helpers/cli.js';
+import { tempHome } from '../helpers/home.js';
+import { validateLog } from '../helpers/event-schema.js';
+import { acquireLease } from '../../src/core/lease.js';
+import { sessionPaths } from '../../src/core/home.js';
+
+test('openboa wake on a demo session runs the whole loop offline: bash in the sandbox, a file written, a revisit scheduled', async (t) => {
+  const { root } = tempHome(t);
+  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  await cli(['send', id, 'hello'], { home: root });
+  const r = await cli(['wake', id], { home: root, env: { ANTHROPIC_API_KEY: '' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /manual: idle, end_turn/);
+  assert.match(r.stdout, /scheduled: wake_/);
+  const dir = path.join(root, 'sessions', id);
+  assert.match(fs.readFileSync(path.join(dir, 'workspace', 'notes.md'), 'utf8'), /First visit/);
+  const queue = fs.readFileSync(path.join(dir, 'wake-queue.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(queue[0].type, 'wake.scheduled');
+  assert.equal(queue[0].source, 'agent');
+  const log = fs.readFileSync(path.join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const bash = log.find((e) => e.type === 'agent.tool_use' && e.name === 'bash');
+  const result = log.find((e) => e.type === 'agent.tool_result' && e.tool_use_id === bash.id);
+  assert.match(result.content[0].text, new RegExp(`I am demo in session ${id}\\n/workspace`));
+  assert.equal(result.is_error, false);
+  const env = JSON.parse(fs.readFileSync(path.join(dir, 'runtime', 'environment.json'), 'utf8'));
+  assert.equal(env.isolation, 'bwrap');
+  const v = validateLog(path.join(dir, 'events.jsonl'));
+  assert.ok(v.checked >= 15);
+  assert.deepEqual(v.errors, []);
+  const json = await cli(['wake', id, '--json'], { home: root });
+  assert.equal(JSON.parse(json.stdout).outcome, 'skipped');
+});
+
+test('openboa wake exits 4 while another process holds the lease', async (t) => {
+  const { root } = tempHome(t);
+  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  await cli(['send', id, 'hello'], { home: root });
+  const lease = await acquireLease(sessionPaths(path.join(root, 'sessions', id)), { purpose: 'test', nowIso: new Date().toISOString() });
+  t.after(() => lease.release());
+  const r = await cli(['wake', id], { home: root });
+  assert.equal(r.code, 4);
+  assert.match(r.stderr, /is busy: its lease is held by pid/);
+  const st = JSON.parse((await cli(['status', id, '--json'], { home: root })).stdout);
+  assert.equal(st.lease.held, true);
+  assert.equal(st.lease.owner.purpose, 'test');
+});

@@ -1,0 +1,193 @@
+/**
+ * A scripted Messages API server on 127.0.0.1 for the real @anthropic-ai/sdk
+ * (point it here with ANTHROPIC_BASE_URL). One scripted step answers one
+ * POST /v1/messages, as JSON or as SSE (when the body says stream: true),
+ * following the recipe in reference/managed-agents.md §16. Every request is
+ * recorded, so tests assert on what the runtime sent. A request with no step
+ * left fails loudly (500, x-should-retry: false) and is counted.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ToolUseStep {
+  id?: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export type Step =
+  | {
+      text?: string;
+      toolUses?: ToolUseStep[];
+      thinking?: { thinking: string; signature: string };
+      stopReason?: string;
+      usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
+      /** Pause between SSE events (to interrupt a reply mid-stream). */
+      delayMs?: number;
+      /** Send an `event: error` after the text, then end. */
+      midStreamError?: { type: string; message: string };
+    }
+  | { status: number; errorType?: string; message?: string; headers?: Record<string, string> }
+  /** Never answer; the request stays open until the client aborts. */
+  | { hang: true };
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: {
+    model: string;
+    system?: string;
+    max_tokens: number;
+    stream?: boolean;
+    messages: Array<{ role: string; content: Array<Record<string, unknown>> | string }>;
+    tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
+  };
+  /** Set when the client went away before the response ended (abort). */
+  aborted: boolean;
+}
+
+export interface FakeAnthropic {
+  url: string;
+  requests: RecordedRequest[];
+  /** Requests that found no scripted step. */
+  unexpected: number;
+  push(...steps: Step[]): void;
+  /** Resolves when `n` requests have arrived. */
+  waitForRequests(n: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+function message(step: Extract<Step, { text?: string }>) {
+  const content: Array<Record<string, unknown>> = [];
+  if (step.thinking) content.push({ type: 'thinking', thinking: step.thinking.thinking, signature: step.thinking.signature });
+  if (step.text !== undefined) content.push({ type: 'text', text: step.text });
+  for (const t of step.toolUses ?? []) content.push({ type: 'tool_use', id: t.id ?? `toolu_fake_${++counter}`, name: t.name, input: t.input });
+  const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...step.usage };
+  return {
+    id: `msg_fake_${++counter}`,
+    type: 'message',
+    role: 'assistant',
+    model: 'fake-model',
+    content,
+    stop_reason: step.stopReason ?? (step.toolUses?.length ? 'tool_use' : 'end_turn'),
+    stop_sequence: null,
+    stop_details: null,
+    usage,
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function sendSse(res: http.ServerResponse, step: Extract<Step, { text?: string }>, isClosed: () => boolean) {
+  const msg = message(step);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = async (event: string, data: unknown) => {
+    if (isClosed()) return;
+    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    if (step.delayMs) await sleep(step.delayMs);
+  };
+  await send('message_start', { type: 'message_start', message: { ...msg, content: [], stop_reason: null, usage: { ...msg.usage, output_tokens: 0 } } });
+  await send('ping', { type: 'ping' });
+  for (let i = 0; i < msg.content.length; i++) {
+    const b = msg.content[i] as Record<string, unknown>;
+    if (b.type === 'text') {
+      await send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'text', text: '' } });
+      const text = String(b.text);
+      const mid = Math.ceil(text.length / 2);
+      for (const part of [text.slice(0, mid), text.slice(mid)]) if (part) await send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'text_delta', text: part } });
+      if (step.midStreamError) {
+        await send('error', { type: 'error', error: step.midStreamError });
+        res.end();
+        return;
+      }
+    } else if (b.type === 'thinking') {
+      await send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      await send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'thinking_delta', thinking: b.thinking } });
+      await send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'signature_delta', signature: b.signature } });
+    } else {
+      await send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      const json = JSON.stringify(b.input);
+      const cut = Math.floor(json.length / 3);
+      for (const part of [json.slice(0, cut), json.slice(cut)]) await send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: part } });
+    }
+    await send('content_block_stop', { type: 'content_block_stop', index: i });
+  }
+  if (step.midStreamError && !msg.content.some((b) => b.type === 'text')) {
+    await send('error', { type: 'error', error: step.midStreamError });
+    res.end();
+    return;
+  }
+  await send('message_delta', { type: 'message_delta', delta: { stop_reason: msg.stop_reason, stop_sequence: null }, usage: msg.usage });
+  await send('message_stop', { type: 'message_stop' });
+  res.end();
+}
+
+export async function startFakeAnthropic(steps: Step[] = []): Promise<FakeAnthropic> {
+  const queue = [...steps];
+  const requests: RecordedRequest[] = [];
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const state = { unexpected: 0 };
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      let body: RecordedRequest['body'];
+      try {
+        body = JSON.parse(raw || '{}');
+      } catch {
+        body = {} as RecordedRequest['body'];
+      }
+      const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, aborted: false };
+      requests.push(rec);
+      for (const w of waiters.filter((x) => requests.length >= x.n)) w.resolve();
+      let closed = false;
+      res.on('close', () => {
+        if (!res.writableFinished) rec.aborted = true;
+        closed = true;
+      });
+      if (req.method !== 'POST' || !/\/v1\/messages$/.test((req.url ?? '').split('?')[0] ?? '')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no route ${req.method} ${req.url}` } }));
+        return;
+      }
+      const step = queue.shift();
+      if (!step) {
+        state.unexpected += 1;
+        res.writeHead(500, { 'content-type': 'application/json', 'x-should-retry': 'false' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'the fake server has no scripted step for this request' } }));
+        return;
+      }
+      if ('hang' in step) return;
+      if ('status' in step) {
+        res.writeHead(step.status, { 'content-type': 'application/json', 'retry-after-ms': '0', ...step.headers });
+        res.end(JSON.stringify({ type: 'error', error: { type: step.errorType ?? 'api_error', message: step.message ?? `scripted ${step.status}` } }));
+        return;
+      }
+      if (body.stream) {
+        void sendSse(res, step, () => closed);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(message(step)));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    get unexpected() {
+      return state.unexpected;
+    },
+    push: (...s) => queue.push(...s),
+    waitForRequests: (n) => (requests.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

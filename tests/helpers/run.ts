@@ -1,0 +1,91 @@
+/**
+ * A test bench for runs: a temp home with an agent on the anthropic provider
+ * pointed at the scripted Messages API server, the real store, the real
+ * sandbox, and a manual clock.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import YAML from 'yaml';
+import { SessionStore } from '../../src/core/store/session-store.js';
+import { createSession, sendMessage } from '../../src/core/session-ops.js';
+import { wake } from '../../src/core/run/wake.js';
+import type { Runtime, WakeOptions } from '../../src/core/run/run-state.js';
+import { readLines } from '../../src/core/store/jsonl.js';
+import { parseEventLine } from '../../src/core/store/parse-line.js';
+import type { SessionEvent } from '../../src/core/schema/index.js';
+import { startFakeAnthropic, type FakeAnthropic, type Step } from './fake-anthropic.js';
+import { tempHome, type TempHome } from './home.js';
+import { testDeps } from './deps.js';
+
+export interface Bench {
+  h: TempHome;
+  fake: FakeAnthropic;
+  rt: Runtime;
+  store: SessionStore;
+  deps: ReturnType<typeof testDeps>;
+  /** Creates a session of `agent` (default "test") and sends `message` if given. */
+  session(message?: string, agent?: string): string;
+  wake(id: string, opts?: WakeOptions): ReturnType<typeof wake>;
+  events(id: string): SessionEvent[];
+  /** Raw text of every file under the home (for "the secret is nowhere" checks). */
+  allFiles(): Array<{ file: string; text: string }>;
+}
+
+export interface AgentSpec {
+  system?: string;
+  tools?: Record<string, { permission: string }>;
+  custom_tools?: unknown[];
+  limits?: Record<string, unknown>;
+  environment?: string;
+}
+
+export function writeAgent(h: TempHome, id: string, spec: AgentSpec = {}) {
+  h.write(
+    `agents/${id}/agent.yaml`,
+    YAML.stringify({ provider: 'anthropic', model: 'fake-model', system: spec.system ?? 'You are a test agent.', environment: spec.environment ?? 'local', ...(spec.tools ? { tools: spec.tools } : {}), ...(spec.custom_tools ? { custom_tools: spec.custom_tools } : {}), ...(spec.limits ? { limits: spec.limits } : {}) }),
+  );
+}
+
+export async function bench(t: TestContext, o: { steps?: Step[]; agent?: AgentSpec; env?: NodeJS.ProcessEnv } = {}): Promise<Bench> {
+  const h = tempHome(t);
+  const fake = await startFakeAnthropic(o.steps ?? []);
+  t.after(() => fake.close());
+  writeAgent(h, 'test', o.agent);
+  const deps = testDeps({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url, ...o.env });
+  const store = new SessionStore(h.home, deps);
+  const rt: Runtime = { home: h.home, store, deps };
+  return {
+    h,
+    fake,
+    rt,
+    store,
+    deps,
+    session(message, agent = 'test') {
+      const s = createSession(store, { agent });
+      if (message !== undefined) sendMessage(store, s.id, message);
+      return s.id;
+    },
+    wake: (id, opts) => wake(rt, id, opts),
+    events(id) {
+      return readLines(store.paths(id).events)
+        .lines.map((l) => parseEventLine(l, deps.clock.now()))
+        .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
+    },
+    allFiles() {
+      const out: Array<{ file: string; text: string }> = [];
+      const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+          const p = path.join(d, e.name);
+          if (e.isDirectory()) walk(p);
+          else if (e.isFile()) out.push({ file: p, text: fs.readFileSync(p, 'latin1') });
+        }
+      };
+      walk(path.join(h.root, 'sessions'));
+      return out;
+    },
+  };
+}
+
+export const textOf = (blocks: unknown): string =>
+  Array.isArray(blocks) ? blocks.map((b) => (b as { text?: string }).text ?? '').join('') : String(blocks);

@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildConversation, fitToBudget, awaitsModel, type LoggedEvent } from '../../src/core/run/conversation.js';
+import type { SessionEvent } from '../../src/core/schema/index.js';
+import { choosePosture } from '../../src/core/sandbox/isolation.js';
+import { EnvironmentDefinition } from '../../src/core/schema/index.js';
+
+let n = 0;
+const ev = (e: Record<string, unknown>): LoggedEvent => ({ line: ++n, event: { id: `sevt_${n}`, created_at: '2026-11-21T10:00:00.000Z', ...e } as SessionEvent });
+const msg = (text: string) => ev({ type: 'user.message', content: [{ type: 'text', text }] });
+
+test('a message appended during a tool call enters where a run took it in, after the tool result', () => {
+  n = 0;
+  const m1 = msg('first');
+  const run1 = ev({ type: 'session.status_running', wake_id: 'w', trigger: 'event', processed_event_ids: [m1.event.id] });
+  const start = ev({ type: 'span.model_request_start' });
+  const think = ev({ type: 'agent.thinking', thinking: 'hmm', signature: 'sig' });
+  const use = ev({ type: 'agent.tool_use', name: 'bash', input: { command: 'ls' }, model_tool_use_id: 'toolu_1', evaluated_permission: 'allow' });
+  const end = ev({ type: 'span.model_request_end', model_request_start_id: start.event.id, is_error: false, model_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
+  const m2 = msg('steer'); // appended while the tool ran
+  const res = ev({ type: 'agent.tool_result', tool_use_id: use.event.id, content: [{ type: 'text', text: 'a b' }], is_error: false });
+  const cont = ev({ type: 'session.status_running', wake_id: 'w', trigger: 'event', processed_event_ids: [m2.event.id], continuation: true });
+  const { messages, repairs } = buildConversation([m1, run1, start, think, use, end, m2, res, cont]);
+  assert.deepEqual(repairs, []);
+  assert.deepEqual(messages, [
+    { role: 'user', content: [{ type: 'text', text: 'first' }] },
+    { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 'sig' }, { type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'ls' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'a b' }] }, { type: 'text', text: 'steer' }] },
+  ]);
+  assert.equal(awaitsModel(messages), true);
+});
+
+test('a pending (not yet taken in) message is not in the conversation; a consumed wake is', () => {
+  n = 0;
+  const m1 = msg('taken');
+  const run = ev({ type: 'session.status_running', wake_id: 'w', trigger: 'wake_queue', processed_event_ids: [m1.event.id], wakes: [{ id: 'wake_1', reason: 'check the build', due_at: '2026-11-21T10:05:00.000Z' }] });
+  const m2 = msg('still pending');
+  const { messages } = buildConversation([m1, run, m2]);
+  assert.deepEqual(messages, [{ role: 'user', content: [{ type: 'text', text: 'taken' }, { type: 'text', text: '[scheduled revisit wake_1, due 2026-11-21T10:05:00.000Z] check the build' }] }]);
+});
+
+test('a window that starts mid-turn is repaired: leading assistant and orphan results dropped, missing results added', () => {
+  n = 0;
+  const orphanStart = ev({ type: 'span.model_request_start' });
+  const a = ev({ type: 'agent.message', content: [{ type: 'text', text: 'cut' }] });
+  const e1 = ev({ type: 'span.model_request_end', model_request_start_id: orphanStart.event.id, is_error: false, model_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
+  const m = msg('hello');
+  const run = ev({ type: 'session.status_running', wake_id: 'w', trigger: 'event', processed_event_ids: [m.event.id] });
+  const s2 = ev({ type: 'span.model_request_start' });
+  const use = ev({ type: 'agent.tool_use', name: 'bash', input: {}, model_tool_use_id: 'toolu_x', evaluated_permission: 'allow' });
+  const e2 = ev({ type: 'span.model_request_end', model_request_start_id: s2.event.id, is_error: false, model_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
+  const { messages, repairs } = buildConversation([orphanStart, a, e1, m, run, s2, use, e2]);
+  assert.equal(messages[0]!.role, 'user');
+  assert.equal(messages.length, 3);
+  assert.deepEqual(messages[2], { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_x', content: [{ type: 'text', text: 'no result was recorded for this tool call' }], is_error: true }] });
+  assert.equal(repairs.length, 2);
+});
+
+test('fitToBudget drops whole old turns, never a tool round trip', () => {
+  const big = 'x'.repeat(4000);
+  const messages = [
+    { role: 'user' as const, content: [{ type: 'text' as const, text: big }] },
+    { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 't1', name: 'bash', input: {} }] },
+    { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 't1', content: [{ type: 'text' as const, text: big }] }] },
+    { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'ok' }] },
+    { role: 'user' as const, content: [{ type: 'text' as const, text: 'latest' }] },
+  ];
+  const fit = fitToBudget(messages, 500);
+  assert.equal(fit.dropped, 4);
+  assert.deepEqual(fit.messages, [messages[4]]);
+  assert.equal(fitToBudget(messages, 10_000).dropped, 0);
+});
+
+test('sandbox posture: bwrap where it works; auto falls back to unshare for the network only; process is explicit', () => {
+  const env = (o: Record<string, unknown>) => EnvironmentDefinition.parse(o);
+  const all = { bwrap: true, unshare: true, notes: [] };
+  const noBwrap = { bwrap: false, unshare: true, notes: ['bwrap: no user namespaces'] };
+  const nothing = { bwrap: false, unshare: false, notes: ['bwrap: missing', 'unshare: denied'] };
+  assert.equal((choosePosture(env({}), all) as { isolation: string }).isolation, 'bwrap');
+  const fallback = choosePosture(env({ sandbox: 'auto', network: 'none' }), noBwrap) as { isolation: string; network_closed: boolean; filesystem_confined: boolean; reason: string };
+  assert.deepEqual([fallback.isolation, fallback.network_closed, fallback.filesystem_confined], ['unshare-net', true, false]);
+  assert.match(fallback.reason, /files NOT confined/);
+  assert.equal((choosePosture(env({ sandbox: 'auto', network: 'host' }), noBwrap) as { isolation: string }).isolation, 'unconfined');
+  assert.match((choosePosture(env({ sandbox: 'bwrap' }), noBwrap) as { error: string }).error, /requires sandbox: bwrap/);
+  assert.match((choosePosture(env({ network: 'none' }), nothing) as { error: string }).error, /neither works/);
+  assert.equal((choosePosture(env({ sandbox: 'process' }), all) as { isolation: string }).isolation, 'unconfined');
+});

@@ -1,0 +1,118 @@
+/**
+ * The real shell: bash in node-pty inside bubblewrap. These tests need
+ * bwrap (installed by .ci/run); without it they are skipped with the reason.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execSync } from 'node:child_process';
+import { PtyShell, KILL_GRACE_MS } from '../../src/core/sandbox/pty-shell.js';
+import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
+import { tempHome, REPO } from '../helpers/home.js';
+
+const caps = probeCapabilities();
+const skip = caps.bwrap ? false : `bubblewrap does not work here: ${caps.notes.join('; ')}`;
+
+async function shell(t: import("node:test").TestContext, network: 'none' | 'host' = 'none') {
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.root, 'ws');
+  const rt = path.join(h.root, 'rt');
+  fs.mkdirSync(ws);
+  fs.mkdirSync(rt);
+  fs.writeFileSync(path.join(rt, 'fact.txt'), 'a fact');
+  const sh = await PtyShell.start({
+    isolation: 'bwrap',
+    network,
+    mounts: [
+      { host: ws, target: '/workspace', writable: true },
+      { host: rt, target: '/runtime', writable: false },
+    ],
+    env: { PATH: '/usr/bin:/bin', HOME: '/workspace', TERM: 'dumb', GREETING: 'hi' },
+    cwd: '/workspace',
+    hostCwd: ws,
+  });
+  t.after(() => sh.kill());
+  return { sh, ws, rt, root: h.root };
+}
+
+const run = (sh: PtyShell, cmd: string, timeoutMs = 10_000) => sh.exec(cmd, { timeoutMs });
+
+test('cd and export persist between commands; exit codes and output come back', { skip }, async (t) => {
+  const { sh } = await shell(t);
+  assert.deepEqual(await run(sh, 'echo "$GREETING"; pwd').then((r) => [r.output, r.exitCode, r.cwd]), ['hi\n/workspace', 0, '/workspace']);
+  await run(sh, 'mkdir -p deep/er && cd deep/er && export SECRET_WORD=swordfish');
+  const r = await run(sh, 'pwd; echo $SECRET_WORD; false');
+  assert.equal(r.output, '/workspace/deep/er\nswordfish');
+  assert.equal(r.exitCode, 1);
+  assert.equal(r.cwd, '/workspace/deep/er');
+  const multi = await run(sh, 'for i in 1 2 3; do\n  echo "line $i"\ndone\ncat <<EOF\nheredoc ok\nEOF');
+  assert.equal(multi.output, 'line 1\nline 2\nline 3\nheredoc ok');
+  const long = await run(sh, `echo ${'z'.repeat(20_000)} | wc -c`);
+  assert.equal(long.output.trim(), '20001', 'a command longer than a tty line arrives whole');
+});
+
+test('the workspace is read-write, /runtime and system dirs read-only, host paths invisible', { skip }, async (t) => {
+  const { sh, ws } = await shell(t);
+  await run(sh, 'echo written > /workspace/out.txt');
+  assert.equal(fs.readFileSync(path.join(ws, 'out.txt'), 'utf8'), 'written\n');
+  assert.equal((await run(sh, 'cat /runtime/fact.txt')).output, 'a fact');
+  assert.match((await run(sh, 'touch /runtime/x 2>&1')).output, /Read-only file system/);
+  assert.match((await run(sh, 'touch /usr/x 2>&1')).output, /Read-only file system/);
+  const probe = await run(sh, `ls ${REPO} 2>&1; ls /home /root 2>&1; cat /etc/hostname 2>&1; id -u`);
+  assert.match(probe.output, new RegExp(`cannot access '${REPO}'`));
+  assert.match(probe.output, /cannot access '\/home'/);
+  assert.match(probe.output, /1000$/);
+  assert.doesNotMatch((await run(sh, 'ls /')).output, /\bhome\b|\broot\b|\bsrv\b/);
+});
+
+test('the network is closed under network: none', { skip }, async (t) => {
+  const { sh } = await shell(t, 'none');
+  const r = await run(sh, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; getent hosts example.com || echo no-dns; (exec 3<>/dev/tcp/1.1.1.1/80) 2>&1 || echo no-route");
+  assert.match(r.output, /^lo$/m);
+  assert.doesNotMatch(r.output, /^eth|^ens/m);
+  assert.match(r.output, /no-dns/);
+  assert.match(r.output, /no-route/);
+});
+
+test('a timeout kills the command (its process group) and keeps the shell', { skip }, async (t) => {
+  const { sh } = await shell(t);
+  await run(sh, 'cd /tmp && export KEEP=1');
+  const r = await run(sh, 'sleep 60', 300);
+  assert.equal(r.timedOut, true);
+  assert.equal(r.exitCode, null);
+  assert.ok(r.durationMs < 300 + KILL_GRACE_MS + 1500, `took ${r.durationMs} ms`);
+  const after = await run(sh, 'echo $KEEP; pwd; pgrep -c sleep || true');
+  assert.equal(after.output, '1\n/tmp\n0');
+});
+
+test('a command that ignores Ctrl-C gets the whole sandbox killed; the next shell starts fresh', { skip }, async (t) => {
+  const { sh } = await shell(t);
+  const marker = `openboa-test-${process.pid}-${Date.now()}`;
+  const r = await run(sh, `trap '' INT; (exec -a ${marker} sleep 120) & wait`, 300);
+  assert.equal(r.timedOut, true);
+  assert.equal(sh.alive, false);
+  await new Promise((res) => setTimeout(res, 200));
+  // The bracket keeps pgrep from matching its own command line.
+  assert.equal(execSync(`pgrep -f '[${marker[0]}]${marker.slice(1)}' || true`).toString().trim(), '', 'no process of the sandbox survives');
+});
+
+test('an interrupt signal kills the running command within a second', { skip }, async (t) => {
+  const { sh } = await shell(t);
+  const ac = new AbortController();
+  const p = sh.exec('sleep 60', { timeoutMs: 60_000, signal: ac.signal });
+  setTimeout(() => ac.abort(), 200);
+  const t0 = Date.now();
+  const r = await p;
+  assert.equal(r.interrupted, true);
+  assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms after the abort`);
+});
+
+test('exit ends the shell; the result says so', { skip }, async (t) => {
+  const { sh } = await shell(t);
+  const r = await run(sh, 'echo bye; exit 3');
+  assert.equal(r.shellDied, true);
+  assert.equal(r.exitCode, 3);
+  assert.equal(r.output, 'bye');
+  assert.equal(sh.alive, false);
+});
