@@ -20,6 +20,11 @@ export class Output {
     if (!this.json) this.stdout.write(`${this.redactor.text(text)}\n`);
   }
 
+  /** A line on stdout whatever the mode (operator lines, already in their final form). */
+  write(line: string): void {
+    this.stdout.write(`${this.redactor.text(line)}\n`);
+  }
+
   /** A JSON value on one line (only under --json). */
   data(value: unknown): void {
     if (this.json) this.stdout.write(`${this.redactor.text(JSON.stringify(value))}\n`);

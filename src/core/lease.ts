@@ -30,6 +30,8 @@ export const LeaseOwner = z.object({
   purpose: z.string(),
   wake_id: z.string().nullable(),
   acquired_at: z.string(),
+  /** Wall-clock ms when the lock was made (not the injectable clock): matches the lock dir's birth time. */
+  locked_ms: z.number().optional(),
 });
 export type LeaseOwner = z.infer<typeof LeaseOwner>;
 
@@ -49,6 +51,53 @@ export interface AcquireOptions {
 
 /** Takes the session's lease or throws `busy` at once (no waiting). */
 export async function acquireLease(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
+  try {
+    return await lockOnce(p, opts);
+  } catch (e) {
+    if ((e as { code?: string }).code === 'busy' && breakAbandoned(p)) return lockOnce(p, opts);
+    throw e;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A lease whose holder died on this machine need not wait to go stale: if
+ * lease.json names a pid of this host that no longer exists, and lease.json
+ * was written for this very lock directory (its birth time matches), the lock
+ * is removed at once. Anything uncertain (another host, a live or reused pid,
+ * a filesystem without birth times) falls back to proper-lockfile's staleness.
+ */
+function breakAbandoned(p: SessionPaths): boolean {
+  const owner = readLeaseOwner(p);
+  if (!owner || owner.host !== os.hostname() || owner.locked_ms === undefined || pidAlive(owner.pid)) return false;
+  const born = () => {
+    try {
+      return fs.statSync(p.lease).birthtimeMs;
+    } catch {
+      return 0;
+    }
+  };
+  const b = born();
+  if (!b || Math.abs(b - owner.locked_ms) > 2000) return false;
+  if (born() !== b) return false; // changed under us: someone else got there first
+  try {
+    fs.rmdirSync(p.lease);
+    fs.rmSync(p.leaseOwner, { force: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function lockOnce(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
   const controller = new AbortController();
   let compromised: Error | null = null;
   let releaseLock: () => Promise<void>;
@@ -77,9 +126,10 @@ export async function acquireLease(p: SessionPaths, opts: AcquireOptions): Promi
     purpose: opts.purpose,
     wake_id: opts.wakeId ?? null,
     acquired_at: opts.nowIso,
+    locked_ms: Date.now(),
   };
   try {
-    writeJsonAtomic(p.leaseOwner, owner, { fsyncDir: false });
+    writeJsonAtomic(p.leaseOwner, owner, { durable: false });
   } catch {
     // advisory only
   }

@@ -9,5 +9,6 @@ import { schedule } from './schedule.js';
 import { wakes } from './wakes.js';
 import { start } from './start.js';
 import { wakeCommand } from './wake.js';
+import { daemonCommand } from './daemon.js';
 
-export const COMMANDS: CommandSpec[] = [start, sessionCreate, sessions, status, send, events, schedule, wakes, wakeCommand];
+export const COMMANDS: CommandSpec[] = [start, daemonCommand, wakeCommand, sessionCreate, sessions, status, send, events, schedule, wakes];

@@ -1,25 +1,32 @@
 import { createSession, sendMessage } from '../../core/session-ops.js';
-import { describeEvent, viewEvents } from '../../core/event-view.js';
 import type { CommandSpec } from '../command.js';
+import { DAEMON_OPTIONS, runDaemon } from './daemon.js';
 
 export const FIRST_MESSAGE = 'Hello! Please look around your workspace, leave a note, and check on it later.';
 
 export const start: CommandSpec = {
   path: ['start'],
-  summary: 'the first-minute demo: create a demo session if none exists, then show it',
-  details: 'This is what `npm start` runs on the repository\'s own home.',
-  async run(ctx) {
+  summary: 'the first minute: create a demo session if there is none, then run the daemon',
+  options: DAEMON_OPTIONS,
+  details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network.",
+  async run(ctx, { flags }) {
     let id = ctx.store.listIds()[0];
     if (!id) {
       const s = createSession(ctx.store, { agent: 'demo', title: 'first demo' });
-      const m = sendMessage(ctx.store, s.id, FIRST_MESSAGE);
+      sendMessage(ctx.store, s.id, FIRST_MESSAGE);
       id = s.id;
-      ctx.out.note(`created demo session ${s.id} and sent it a first message (${m.id})`);
+      ctx.out.note(`created a demo session and sent it a first message: ${id}`);
     }
-    for (const v of viewEvents(ctx.store.readEvents(id).lines)) {
-      if ('invalid' in v) ctx.out.result(v, `${v.line}  INVALID  ${v.invalid.message}`);
-      else ctx.out.result(v, `${v.line}  ${v.event.type.padEnd(24)}  ${describeEvent(v.event)}`);
-    }
-    ctx.out.note(`\nsession ${id} in ${ctx.home.sessionsDir}\n  append a line:  openboa send ${id} "hi"\n  read the log:   openboa events ${id} --follow`);
+    ctx.out.note(
+      [
+        `In another terminal, from ${ctx.home.root}:`,
+        `  npx openboa events ${id} --follow       # watch the log`,
+        `  echo '{"type":"user.message","content":"hi"}' >> sessions/${id}/events.jsonl`,
+        `  npx openboa send ${id} "hello again"     # the same, through the CLI`,
+        'The demo run schedules a revisit 10 seconds later; watch it fire below. Ctrl-C stops the daemon.',
+        '',
+      ].join('\n'),
+    );
+    return runDaemon(ctx, flags);
   },
 };

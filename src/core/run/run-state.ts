@@ -39,6 +39,8 @@ export interface WakeOptions {
   signal?: AbortSignal;
   /** Stale time of the lease (tests shorten it). */
   leaseStaleMs?: number;
+  /** Called once the run holds the lease and will execute (not for skipped runs). */
+  onStart?: (info: { wakeId: string; trigger: Trigger }) => void;
 }
 
 export interface RunUsage extends ModelUsage {

@@ -27,8 +27,9 @@ import type { ModelProvider } from '../model/provider.js';
 import { ToolCatalog } from '../tools/catalog.js';
 import { ShellSession } from '../sandbox/shell-session.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
-import { dueWakes, openActions } from '../store/fold.js';
-import type { NewEvent, PendingEvent, SessionEvent, SessionSnapshot, Trigger } from '../schema/index.js';
+import { openActions } from '../store/fold.js';
+import { planRun, type RunPlan } from './plan.js';
+import type { NewEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { buildRunEnvironment, virtualMounts } from './environment.js';
 import { LogWindow } from './conversation.js';
 import { RuntimeFiles } from './runtime-files.js';
@@ -36,44 +37,6 @@ import { loadSkills } from './skills.js';
 import { runHarness, runTool, error as appendError, type Ending } from './harness.js';
 import { backoffMs } from './backoff.js';
 import type { AbortReason, RunState, Runtime, WakeOptions, WakeResult } from './run-state.js';
-
-/** What a run will take in, decided from the snapshot alone. */
-export interface RunPlan {
-  runnable: boolean;
-  skipReason: string | null;
-  trigger: Trigger;
-  take: PendingEvent[];
-  wakes: SessionSnapshot['pending_wakes'];
-  interrupt: boolean;
-  recovery: boolean;
-}
-
-export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Trigger }): RunPlan {
-  const skip = (why: string): RunPlan => ({ runnable: false, skipReason: why, trigger: opts.trigger ?? 'event', take: [], wakes: [], interrupt: false, recovery: false });
-  if (s.status === 'terminated') return skip('terminated');
-  const recovery = s.status === 'running';
-  const interrupt = s.pending_events.some((p) => p.type === 'user.interrupt');
-  const open = openActions(s);
-  const due = dueWakes(s, nowMs);
-  let take: PendingEvent[];
-  let wakes = due;
-  if (interrupt) {
-    take = s.pending_events;
-  } else if (open.length > 0) {
-    // Still waiting on a person: take only the answers; messages and wakes wait.
-    take = s.pending_events.filter((p) => p.type === 'user.tool_confirmation' || p.type === 'user.custom_tool_result');
-    wakes = [];
-  } else {
-    take = s.pending_events;
-  }
-  const retryDue = s.status === 'rescheduling' && (s.retry_at === null || Date.parse(s.retry_at) <= nowMs || opts.trigger === 'manual');
-  const backingOff = s.status === 'rescheduling' && !retryDue;
-  if (backingOff && !interrupt) return skip('rescheduled');
-  const work = take.length > 0 || wakes.length > 0 || recovery || retryDue;
-  if (!work) return skip(open.length > 0 ? 'requires_action' : 'nothing_pending');
-  const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'recovery');
-  return { runnable: true, skipReason: null, trigger, take, wakes, interrupt, recovery };
-}
 
 function defaultProvider(agent: LoadedAgent, home: Home, env: NodeJS.ProcessEnv): ModelProvider {
   if (agent.def.provider === 'scripted') return scriptedProvider(loadScript(home, agent));
@@ -113,6 +76,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     if (reported.length) snap = store.snapshot(sessionId);
     const plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
+    opts.onStart?.({ wakeId: runId, trigger: plan.trigger });
     return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, opts, result });
   } finally {
     await lease.release();

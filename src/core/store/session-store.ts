@@ -144,7 +144,8 @@ export class SessionStore {
     const moved = !cachedCursors || !sameCursors(cachedCursors, snap.journals);
     if (moved && opts.persist !== false) {
       try {
-        writeJsonAtomic(p.snapshot, snap, { fsyncDir: false });
+        // A cache: no fsync. After a power loss it may be empty or old, and is rebuilt.
+        writeJsonAtomic(p.snapshot, snap, { durable: false });
       } catch {
         // session.json is a cache: a read-only home still reads correctly.
       }

@@ -1,0 +1,49 @@
+import { Daemon } from '../../daemon/daemon.js';
+import { probeCapabilities } from '../../core/sandbox/isolation.js';
+import { UsageError, type CliContext, type CommandSpec } from '../command.js';
+
+/** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
+export async function runDaemon(ctx: CliContext, flags: Record<string, string | boolean | undefined>): Promise<number> {
+  const concurrency = flags.concurrency === undefined ? 4 : Number(flags.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency "${String(flags.concurrency)}" is not a whole number >= 1`);
+  const sweep = flags.sweep === undefined ? 30 : Number(flags.sweep);
+  if (!Number.isFinite(sweep) || sweep <= 0) throw new UsageError(`--sweep "${String(flags.sweep)}" is not a number of seconds > 0`);
+  const write = (line: string) => ctx.out.write(line);
+  const d = new Daemon(
+    { home: ctx.home, store: ctx.store, deps: ctx.deps },
+    { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write },
+  );
+  const caps = probeCapabilities();
+  const { sessions } = await d.start();
+  const banner = {
+    home: ctx.home.root,
+    sessions,
+    watch: d.watchMode,
+    concurrency,
+    sandbox: caps.bwrap ? 'bubblewrap' : caps.unshare ? 'unshare (network only)' : 'none available',
+    pid: process.pid,
+  };
+  write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_started', ...banner }) : `openboa daemon: ${sessions} session(s) in ${ctx.home.sessionsDir}, watching (${d.watchMode}), concurrency ${concurrency}, sandbox ${banner.sandbox}, pid ${process.pid}`);
+  await new Promise<void>((resolve) => {
+    if (ctx.signal.aborted) return resolve();
+    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_stopping', active_runs: d.activeRuns }) : `openboa daemon: stopping (${d.activeRuns} run(s) in flight are cut short and rescheduled)`);
+  await d.stop();
+  write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_stopped' }) : 'openboa daemon: stopped');
+  return 0;
+}
+
+export const DAEMON_OPTIONS = {
+  concurrency: { type: 'string', value: 'N', description: 'runs at once (default 4)' },
+  poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems)' },
+  sweep: { type: 'string', value: 'SECONDS', description: 'how often to re-check every session for missed changes (default 30)' },
+} as const;
+
+export const daemonCommand: CommandSpec = {
+  path: ['daemon'],
+  summary: 'the worker: watch sessions, wake them, repeat (Ctrl-C stops it cleanly)',
+  options: DAEMON_OPTIONS,
+  details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once.',
+  run: (ctx, { flags }) => runDaemon(ctx, flags),
+};

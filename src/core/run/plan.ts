@@ -1,0 +1,62 @@
+/**
+ * What a session needs, decided from its snapshot alone: whether a run has
+ * something to do now (and what it takes in), and when it next will. wake()
+ * uses the first; the daemon uses both to queue runs and arm its timer.
+ */
+import type { PendingEvent, SessionSnapshot, Trigger } from '../schema/index.js';
+import { dueWakes, openActions } from '../store/fold.js';
+
+/** What a run will take in, decided from the snapshot alone. */
+export interface RunPlan {
+  runnable: boolean;
+  skipReason: string | null;
+  trigger: Trigger;
+  take: PendingEvent[];
+  wakes: SessionSnapshot['pending_wakes'];
+  interrupt: boolean;
+  recovery: boolean;
+}
+
+export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Trigger }): RunPlan {
+  const skip = (why: string): RunPlan => ({ runnable: false, skipReason: why, trigger: opts.trigger ?? 'event', take: [], wakes: [], interrupt: false, recovery: false });
+  if (s.status === 'terminated') return skip('terminated');
+  const recovery = s.status === 'running';
+  const interrupt = s.pending_events.some((p) => p.type === 'user.interrupt');
+  const open = openActions(s);
+  const due = dueWakes(s, nowMs);
+  let take: PendingEvent[];
+  let wakes = due;
+  if (interrupt) {
+    take = s.pending_events;
+  } else if (open.length > 0) {
+    // Still waiting on a person: take only the answers; messages and wakes wait.
+    take = s.pending_events.filter((p) => p.type === 'user.tool_confirmation' || p.type === 'user.custom_tool_result');
+    wakes = [];
+  } else {
+    take = s.pending_events;
+  }
+  const retryDue = s.status === 'rescheduling' && (s.retry_at === null || Date.parse(s.retry_at) <= nowMs || opts.trigger === 'manual');
+  const backingOff = s.status === 'rescheduling' && !retryDue;
+  if (backingOff && !interrupt) return skip('rescheduled');
+  const work = take.length > 0 || wakes.length > 0 || recovery || retryDue;
+  if (!work) return skip(open.length > 0 ? 'requires_action' : 'nothing_pending');
+  const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'recovery');
+  return { runnable: true, skipReason: null, trigger, take, wakes, interrupt, recovery };
+}
+
+
+/**
+ * When the session next has something to do by itself (ms since the epoch),
+ * or null: its earliest pending revisit (unless it waits on a person), or the
+ * retry time of a rescheduled run.
+ */
+export function nextDueMs(s: SessionSnapshot): number | null {
+  if (s.status === 'terminated') return null;
+  let min: number | null = null;
+  const consider = (t: number) => {
+    if (Number.isFinite(t) && (min === null || t < min)) min = t;
+  };
+  if (s.status === 'rescheduling' && s.retry_at) consider(Date.parse(s.retry_at));
+  if (openActions(s).length === 0) for (const w of s.pending_wakes) consider(Date.parse(w.due_at));
+  return min;
+}

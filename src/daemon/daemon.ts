@@ -1,0 +1,328 @@
+/**
+ * The daemon (SPEC §1): the long-running worker that owns a home's sessions.
+ *
+ * - Discovery: at start, every session is folded (from session.json's
+ *   cursors) and judged; work found is queued at once, while the scan goes on.
+ * - Watch: chokidar hints that a session changed; the files decide. A sweep
+ *   (default every 30 s) re-stats every session for what a watcher missed.
+ * - Schedule: one timer for the earliest due revisit or retry across all
+ *   sessions (DueScheduler).
+ * - Execute: p-queue with `concurrency`; one run per session at a time in
+ *   this process (single flight), and the session lease across processes.
+ *   Work that arrives during a run is picked up right after it.
+ * - Interrupt: a user.interrupt for a session running here aborts the run
+ *   (model call and shell) at once.
+ * - Stop: no new work, in-flight runs aborted as `shutdown` (they record
+ *   session.status_rescheduled and release their leases), then resolve.
+ *
+ * Every decision reads the journals; nothing lives only in this process's
+ * memory, so a kill -9 loses nothing the next start cannot rebuild.
+ */
+import fs from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import PQueue from 'p-queue';
+import { iso } from '../core/clock.js';
+import { OpenboaError } from '../core/errors.js';
+import { LEASE_STALE_MS, acquireLease } from '../core/lease.js';
+import { wake } from '../core/run/wake.js';
+import { planRun, nextDueMs } from '../core/run/plan.js';
+import { backoffMs } from '../core/run/backoff.js';
+import type { AbortReason, Runtime, WakeResult } from '../core/run/run-state.js';
+import type { SessionSnapshot } from '../core/schema/index.js';
+import { DueScheduler } from './due-scheduler.js';
+import { SessionWatcher } from './session-watcher.js';
+import { recordActivation } from './activations.js';
+import { operatorLog, type OperatorLog } from './operator-log.js';
+
+export interface DaemonOptions {
+  concurrency: number;
+  /** chokidar polling instead of native events (network filesystems). */
+  poll: boolean;
+  /** Period of the safety sweep, ms. */
+  sweepMs: number;
+  json: boolean;
+  /** Where operator lines go (stdout in the CLI). */
+  write: (line: string) => void;
+  leaseStaleMs?: number;
+}
+
+interface Running {
+  controller: AbortController;
+  /** Something changed during the run; it is looked at again right after. */
+  dirty: boolean;
+}
+
+interface Known {
+  events: number;
+  wakeQueue: number;
+}
+
+export class Daemon {
+  private readonly queue: PQueue;
+  private readonly queued = new Set<string>();
+  private readonly running = new Map<string, Running>();
+  private readonly known = new Map<string, Known>();
+  /** Sessions another process holds: not retried before this time. */
+  private readonly blockedUntil = new Map<string, number>();
+  private readonly scheduler: DueScheduler;
+  private readonly watcher: SessionWatcher;
+  private readonly log: OperatorLog;
+  private cancelSweep: (() => void) | null = null;
+  private stopping = false;
+  private readonly leaseStaleMs: number;
+  /** Runs executed since start (for tests and benchmarks). */
+  runsCompleted = 0;
+  /** The latest results, executed or skipped, each reported once its session is settled again. */
+  readonly results: WakeResult[] = [];
+  private resultListeners: Array<(r: WakeResult) => void> = [];
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly o: DaemonOptions,
+  ) {
+    if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new OpenboaError('invalid_input', `concurrency: expected a whole number >= 1, got ${o.concurrency}`);
+    this.queue = new PQueue({ concurrency: o.concurrency });
+    this.leaseStaleMs = o.leaseStaleMs ?? LEASE_STALE_MS;
+    this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now());
+    this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
+    this.watcher = new SessionWatcher({
+      sessionsDir: rt.home.sessionsDir,
+      poll: o.poll,
+      onHint: (id) => this.evaluate(id),
+      onGone: (id) => this.forget(id),
+      onWarn: (m) => this.log.notice(m),
+      onReady: () => this.sweep(),
+    });
+  }
+
+  get watchMode() {
+    return this.watcher.mode;
+  }
+
+  /** Starts watching and scans every session; resolves when the scan is done (runs go on). */
+  async start(): Promise<{ sessions: number }> {
+    fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
+    this.watcher.start();
+    const ids = this.rt.store.listIds();
+    for (let i = 0; i < ids.length; i++) {
+      if (this.stopping) break;
+      this.evaluate(ids[i] as string);
+      if (i % 256 === 255) await yieldToLoop(); // let runs found so far begin
+    }
+    this.armSweep();
+    return { sessions: ids.length };
+  }
+
+  /** Calls `fn` with every finished run's result (tests, benchmarks). */
+  onResult(fn: (r: WakeResult) => void): () => void {
+    this.resultListeners.push(fn);
+    return () => {
+      this.resultListeners = this.resultListeners.filter((f) => f !== fn);
+    };
+  }
+
+  /** Looks at a session again: queue it, interrupt it, or arm its due time. Returns whether it was queued. */
+  evaluate(id: string): boolean {
+    if (this.stopping) return false;
+    const run = this.running.get(id);
+    let snap: SessionSnapshot;
+    try {
+      // While a run holds the session, only read: the run writes session.json itself.
+      snap = this.rt.store.snapshot(id, run ? { persist: false } : { pin: true });
+    } catch (e) {
+      if (OpenboaError.is(e) && e.code === 'not_found') this.forget(id);
+      else this.log.notice(`cannot read session ${id}: ${(e as Error).message}`, { session_id: id });
+      return false;
+    }
+    this.known.set(id, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
+    if (run) {
+      run.dirty = true;
+      if (snap.pending_events.some((p) => p.type === 'user.interrupt') && !run.controller.signal.aborted) {
+        run.controller.abort({ kind: 'interrupt' } satisfies AbortReason);
+      }
+      return false;
+    }
+    const now = this.rt.deps.clock.now();
+    const blocked = this.blockedUntil.get(id);
+    if (blocked !== undefined && blocked > now) {
+      this.scheduler.set(id, blocked);
+      return false;
+    }
+    this.blockedUntil.delete(id);
+    const plan = planRun(snap, now, {});
+    if (plan.runnable || snap.rejected.length > 0) {
+      this.scheduler.set(id, null);
+      return this.request(id);
+    }
+    this.scheduler.set(id, nextDueMs(snap));
+    return false;
+  }
+
+  private request(id: string): boolean {
+    if (this.queued.has(id) || this.running.has(id)) return false;
+    this.queued.add(id);
+    void this.queue.add(() => this.runSession(id));
+    return true;
+  }
+
+  private async runSession(id: string): Promise<void> {
+    this.queued.delete(id);
+    if (this.stopping) return;
+    const entry: Running = { controller: new AbortController(), dirty: false };
+    this.running.set(id, entry);
+    const runtimeDir = this.rt.store.paths(id).runtime;
+    const at = () => iso(this.rt.deps.clock.now());
+    let skipped = false;
+    let result: WakeResult | null = null;
+    try {
+      const r = await wake(this.rt, id, {
+        signal: entry.controller.signal,
+        leaseStaleMs: this.leaseStaleMs,
+        onStart: (info) => {
+          recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
+          this.log.start(id, info);
+        },
+      });
+      if (r.outcome === 'executed') {
+        this.log.end(r);
+        const requeued = r.status === 'rescheduling';
+        recordActivation(runtimeDir, {
+          kind: requeued ? 'requeued' : 'acked',
+          at: at(),
+          wake_id: r.wake_id,
+          trigger: r.trigger,
+          stop_reason: r.stop_reason?.type ?? null,
+          retry_at: r.retry_at,
+          processed_event_ids: r.processed_event_ids,
+          wakes_consumed: r.wakes_consumed,
+          ...(requeued ? { reason: `rescheduled until ${r.retry_at}` } : {}),
+        });
+        this.runsCompleted += 1;
+      } else {
+        skipped = true;
+      }
+      result = r;
+    } catch (e) {
+      if (OpenboaError.is(e) && e.code === 'busy') {
+        const until = this.rt.deps.clock.now() + this.leaseStaleMs + 1000;
+        this.blockedUntil.set(id, until);
+        recordActivation(runtimeDir, { kind: 'blocked', at: at(), reason: `lease_contended: ${e.message}`, retry_at: iso(until) });
+      } else if (OpenboaError.is(e) && e.code === 'not_found') {
+        this.forget(id);
+      } else {
+        recordActivation(runtimeDir, { kind: 'abandoned', at: at(), reason: (e as Error).message });
+        await this.recordFailure(id, e as Error);
+      }
+    } finally {
+      this.running.delete(id);
+      // After a run, look again (work may have arrived). After a skip, only
+      // arm the due time: re-queueing at once could spin if the daemon's view
+      // and the run's ever disagreed; any new append is a fresh hint anyway.
+      if (!this.stopping) {
+        if (skipped && !entry.dirty) this.armDue(id);
+        else if (this.evaluate(id)) recordActivation(runtimeDir, { kind: 'requeued', at: at(), reason: 'more work arrived during the run' });
+      }
+      if (result) {
+        this.results.push(result);
+        if (this.results.length > 1000) this.results.splice(0, this.results.length - 1000);
+        for (const f of this.resultListeners) f(result);
+      }
+    }
+  }
+
+  private armDue(id: string) {
+    try {
+      this.scheduler.set(id, nextDueMs(this.rt.store.snapshot(id)));
+    } catch {
+      this.forget(id);
+    }
+  }
+
+  /**
+   * A run that threw outside the harness (I/O, a bug): recorded in the log
+   * and retried with the same backoff as model failures.
+   */
+  private async recordFailure(id: string, e: Error) {
+    this.log.notice(`run of ${id} failed: ${e.message}`, { session_id: id });
+    try {
+      const p = this.rt.store.paths(id);
+      const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(this.rt.deps.clock.now()), staleMs: this.leaseStaleMs });
+      try {
+        const snap = this.rt.store.snapshot(id);
+        const retryAt = iso(this.rt.deps.clock.now() + backoffMs(snap.consecutive_failures));
+        this.rt.store.appendEvents(id, [
+          { type: 'session.error', error: { type: 'unknown_error', code: 'run_failed', message: `the run failed: ${e.message}`, retry_status: { type: 'retrying' } } },
+          { type: 'session.status_rescheduled', reason: `run_failed: ${e.message}`, retry_at: retryAt },
+        ]);
+      } finally {
+        await lease.release();
+      }
+    } catch {
+      // could not even record it; the sweep will look again
+    }
+  }
+
+  private forget(id: string) {
+    this.known.delete(id);
+    this.blockedUntil.delete(id);
+    this.scheduler.set(id, null);
+  }
+
+  /** Re-stats every session against what was folded; looks again at any that moved, and at new ones. */
+  sweep(): void {
+    if (this.stopping) return;
+    const ids = this.rt.store.listIds();
+    for (const id of ids) {
+      const k = this.known.get(id);
+      if (!k) {
+        this.evaluate(id);
+        continue;
+      }
+      const p = this.rt.store.paths(id);
+      const size = (f: string) => {
+        try {
+          return fs.statSync(f).size;
+        } catch {
+          return -1;
+        }
+      };
+      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue) this.evaluate(id);
+    }
+  }
+
+  private armSweep() {
+    if (this.stopping) return;
+    this.cancelSweep = this.rt.deps.clock.setTimer(this.o.sweepMs, () => {
+      this.sweep();
+      this.armSweep();
+    });
+  }
+
+  get activeRuns(): number {
+    return this.running.size;
+  }
+
+  /** Resolves when nothing is queued or running. */
+  async idle(): Promise<void> {
+    await this.queue.onIdle();
+  }
+
+  /**
+   * Graceful stop: take no new work, abort in-flight runs as `shutdown` (each
+   * records session.status_rescheduled so the next start resumes it), wait for
+   * them to release their leases, up to `graceMs`.
+   */
+  async stop(graceMs = 4500): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.cancelSweep?.();
+    this.scheduler.stop();
+    this.queue.clear();
+    this.queued.clear();
+    for (const r of this.running.values()) r.controller.abort({ kind: 'shutdown' } satisfies AbortReason);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.queue.onIdle(), new Promise<void>((res) => (timer = setTimeout(res, graceMs)))]);
+    clearTimeout(timer);
+    await this.watcher.close();
+  }
+}
