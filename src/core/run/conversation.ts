@@ -75,6 +75,12 @@ function textBlocks(text: string): TextBlock[] {
   return [{ type: 'text', text }];
 }
 
+/** Text blocks the API accepts: blank ones dropped; never an empty list. */
+function nonBlank(blocks: readonly TextBlock[], fallback: string): TextBlock[] {
+  const kept = blocks.filter((b) => b.text.trim() !== '');
+  return kept.length ? kept : textBlocks(fallback);
+}
+
 function userContentOf(e: SessionEvent, useIds: Map<string, string>): { blocks: UserBlock[]; results: ToolResultBlock[] } {
   switch (e.type) {
     case 'user.message':
@@ -87,7 +93,7 @@ function userContentOf(e: SessionEvent, useIds: Map<string, string>): { blocks: 
     case 'user.custom_tool_result': {
       const id = useIds.get(e.custom_tool_use_id);
       if (!id) return { blocks: [], results: [] };
-      return { blocks: [], results: [{ type: 'tool_result', tool_use_id: id, content: e.content ?? textBlocks('(no content)'), ...(e.is_error ? { is_error: true } : {}) }] };
+      return { blocks: [], results: [{ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content ?? [], '(no content)'), ...(e.is_error ? { is_error: true } : {}) }] };
     }
     default:
       return { blocks: [], results: [] };
@@ -146,7 +152,7 @@ export function buildConversation(events: readonly LoggedEvent[]): BuiltConversa
         assistant = [];
         break;
       case 'agent.message':
-        (assistant ??= []).push(...e.content.map((b) => ({ type: 'text' as const, text: b.text })));
+        (assistant ??= []).push(...e.content.filter((b) => b.text.trim() !== '').map((b) => ({ type: 'text' as const, text: b.text })));
         break;
       case 'agent.thinking':
         if (e.redacted_data) (assistant ??= []).push({ type: 'redacted_thinking', data: e.redacted_data });
@@ -163,7 +169,7 @@ export function buildConversation(events: readonly LoggedEvent[]): BuiltConversa
       case 'agent.tool_result': {
         closeAssistant();
         const id = useIds.get(e.tool_use_id);
-        if (id) results.push({ type: 'tool_result', tool_use_id: id, content: e.content, ...(e.is_error ? { is_error: true } : {}) });
+        if (id) results.push({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) });
         break;
       }
       default:
@@ -238,9 +244,9 @@ export function estimateTokens(value: unknown): number {
 }
 
 /**
- * Drops the oldest turns (whole user turns, never splitting a tool round
- * trip) until the conversation fits `budget` tokens. Keeps at least the last
- * user turn.
+ * Drops the oldest turns until the conversation fits `budget` tokens. It cuts
+ * only before a user turn that holds no tool_result, so no result is ever
+ * left without its tool_use. Keeps at least the last such turn.
  */
 export function fitToBudget(messages: Message[], budget: number): { messages: Message[]; dropped: number; tokens: number } {
   let start = 0;
@@ -249,7 +255,7 @@ export function fitToBudget(messages: Message[], budget: number): { messages: Me
   while (tokens > budget) {
     // next cut point: a user message (after start) that is not only tool results
     let next = start + 1;
-    while (next < messages.length && !(messages[next]?.role === 'user' && messages[next]?.content.some((b) => b.type !== 'tool_result'))) next++;
+    while (next < messages.length && !(messages[next]?.role === 'user' && messages[next]?.content.every((b) => b.type !== 'tool_result'))) next++;
     if (next >= messages.length) break;
     for (let k = start; k < next; k++) tokens -= sizes[k] ?? 0;
     start = next;

@@ -27,7 +27,9 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
   let take: PendingEvent[];
   let wakes = due;
   if (interrupt) {
+    // An interrupt cancels every queued revisit, due ones included.
     take = s.pending_events;
+    wakes = [];
   } else if (open.length > 0) {
     // Still waiting on a person: take only the answers; messages and wakes wait.
     take = s.pending_events.filter((p) => p.type === 'user.tool_confirmation' || p.type === 'user.custom_tool_result');

@@ -71,11 +71,16 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     ...over,
   });
   try {
-    let snap = store.snapshot(sessionId, { pin: true });
+    let snap = store.snapshot(sessionId);
     const reported = reportRejections(rt, sessionId, snap);
     if (reported.length) snap = store.snapshot(sessionId);
-    const plan = planRun(snap, deps.clock.now(), opts);
+    let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
+    if (snap.pending_wakes.some((w) => w.provisional)) {
+      // Pin hand-written delays now that the run will act on them.
+      snap = store.snapshot(sessionId, { pin: true });
+      plan = planRun(snap, deps.clock.now(), opts);
+    }
     opts.onStart?.({ wakeId: runId, trigger: plan.trigger });
     return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, opts, result });
   } finally {
@@ -204,6 +209,9 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   const wakesScheduledBefore = new Set(snap.pending_wakes.map((w) => w.id));
   try {
     reconcile(run, snap);
+    // An interrupt's effects go in before the record that takes it in: after a
+    // crash in between, the next run applies them again (harmlessly).
+    if (plan.interrupt) applyInterrupt(run);
     run.emit([
       {
         type: 'session.status_running',
@@ -220,7 +228,6 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
       appendError(run, { type: 'unknown_error', code: 'missing_secret', message: `environment ${environment.id}: the secret(s) ${env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
     }
     if (plan.interrupt) {
-      applyInterrupt(run);
       const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
       ending = continues ? await runHarness(run) : { kind: 'idle', stop: { type: 'end_turn' } };
     } else {
@@ -246,8 +253,9 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   }
 
   if (ending.kind === 'idle') {
-    run.emit([{ type: 'session.status_idle', wake_id: runId, stop_reason: ending.stop, stop_details: ending.stop.type === 'refusal' ? { type: 'refusal', category: ending.details?.category ?? null, explanation: ending.details?.explanation ?? null } : null }]);
+    // The retries first: a crash right after status_idle must not lose them.
     if (ending.terminalError && plan.wakes.length) retryWakes(run, plan);
+    run.emit([{ type: 'session.status_idle', wake_id: runId, stop_reason: ending.stop, stop_details: ending.stop.type === 'refusal' ? { type: 'refusal', category: ending.details?.category ?? null, explanation: ending.details?.explanation ?? null } : null }]);
   } else if (ending.kind === 'rescheduled') {
     run.emit([{ type: 'session.status_rescheduled', reason: ending.reason, retry_at: ending.retryAt }]);
   }
@@ -308,7 +316,10 @@ async function settleAnswers(run: RunState, plan: RunPlan) {
     if (!conf || conf.type !== 'user.tool_confirmation') continue;
     const use = findEvent(run, conf.tool_use_id);
     if (!use || use.type !== 'agent.tool_use') continue;
-    if (conf.result === 'allow') {
+    const now = run.catalog.evaluate(use.name);
+    if (conf.result === 'allow' && now.kind === 'deny') {
+      run.emit([{ type: 'agent.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: `not run: ${now.why} (it changed after the confirmation was asked)` }], is_error: true }]);
+    } else if (conf.result === 'allow') {
       await runTool(run, use);
     } else {
       const why = conf.deny_message ? `the user denied this tool call: ${conf.deny_message}` : 'the user denied this tool call';
@@ -332,17 +343,31 @@ function applyInterrupt(run: RunState) {
 function finishInterrupt(run: RunState): Ending {
   const s = run.rt.store.snapshot(run.sessionId, { persist: false });
   const interrupts = s.pending_events.filter((p) => p.type === 'user.interrupt');
+  applyInterrupt(run);
   if (interrupts.length) {
     run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: interrupts.map((p) => p.id), continuation: true }]);
   }
-  applyInterrupt(run);
   return { kind: 'idle', stop: { type: 'end_turn' } };
 }
 
-/** SPEC §5: a wake consumed by a run that then failed is scheduled again, never lost. */
+/** Retries of one revisit after terminal failures; then it is given up, with an error saying so. */
+export const MAX_WAKE_ATTEMPTS = 10;
+
+/**
+ * SPEC §5: a wake consumed by a run that then failed is scheduled again
+ * (`retry_of`), with a backoff that grows with its own attempt count (2 s
+ * doubling to 5 min), up to MAX_WAKE_ATTEMPTS; giving up is recorded.
+ */
 function retryWakes(run: RunState, plan: RunPlan) {
-  const at = iso(run.rt.deps.clock.now() + backoffMs(run.startSnapshot.consecutive_failures));
-  for (const w of plan.wakes) run.rt.store.scheduleWake(run.sessionId, { due_at: at, reason: w.reason, source: 'retry', retry_of: w.id, wake_run_id: run.runId });
+  for (const w of plan.wakes) {
+    const attempt = w.attempt + 1;
+    if (attempt > MAX_WAKE_ATTEMPTS) {
+      appendError(run, { type: 'unknown_error', code: 'wake_abandoned', message: `gave up the revisit "${w.reason}" (${w.retry_of ?? w.id}) after ${MAX_WAKE_ATTEMPTS} failed attempts`, retry: 'exhausted' });
+      continue;
+    }
+    const at = iso(run.rt.deps.clock.now() + backoffMs(attempt - 1));
+    run.rt.store.scheduleWake(run.sessionId, { due_at: at, reason: w.reason, source: 'retry', retry_of: w.retry_of ?? w.id, attempt, wake_run_id: run.runId });
+  }
 }
 
 function writeStartFiles(run: RunState, skillProblems: string[]) {

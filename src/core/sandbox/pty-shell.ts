@@ -27,6 +27,11 @@ export interface ShellConfig {
   env: Record<string, string>;
   /** Working directory to start in: a sandbox path under bwrap, a host path otherwise. */
   cwd: string;
+  /**
+   * Secret redaction, applied before the middle of an enormous output is
+   * dropped, so a secret cut in two by the drop never survives in halves.
+   */
+  redact?: (s: string) => string;
   /** Host directory the pty process starts in. */
   hostCwd: string;
 }
@@ -109,7 +114,8 @@ export class PtyShell {
       argv: ['/bin/bash', '--noprofile', '--norc', '--noediting'],
     });
     const [file, ...args] = argv as [string, ...string[]];
-    const proc = pty.spawn(file, args, { name: 'dumb', cols: 200, rows: 50, cwd: config.hostCwd, env: config.env });
+    // HISTSIZE=0 from the first line: the protocol's own lines never enter a history a command could print.
+    const proc = pty.spawn(file, args, { name: 'dumb', cols: 200, rows: 50, cwd: config.hostCwd, env: { ...config.env, HISTSIZE: '0' } });
     const shell = new PtyShell(config, proc);
     await shell.init();
     return shell;
@@ -118,7 +124,7 @@ export class PtyShell {
   private async init(): Promise<void> {
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     this.write(
-      `stty -echo -onlcr 2>/dev/null; set +m; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE; cd ${q(this.config.cwd)} 2>/dev/null || cd; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
+      `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE; cd ${q(this.config.cwd)} 2>/dev/null || cd; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
     );
     const marker = `__OB_READY_${this.nonce}__\n`;
     const ok = await this.waitFor(() => this.buf.includes(marker), READY_TIMEOUT_MS);
@@ -160,7 +166,8 @@ export class PtyShell {
 
   private async execNow(command: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult> {
     const started = Date.now();
-    const n = ++this.seq;
+    // A fresh token per command: output cannot know it in advance (history is off, too).
+    const n = `${++this.seq}${randomBytes(6).toString('hex')}`;
     const startMark = `__OB_S_${this.nonce}_${n}__\n`;
     const endRe = new RegExp(`\\n__OB_E_${this.nonce}_${n}_(\\d+)_([A-Za-z0-9+/=]*)__\\n`);
     const result = (over: Partial<ExecResult>): ExecResult => ({
@@ -206,7 +213,14 @@ export class PtyShell {
           tail += piece.slice(take.length);
         } else tail += piece;
         if (tail.length > KEEP_TAIL * 2) {
-          dropped += tail.length - KEEP_TAIL;
+          const red = this.config.redact ?? ((x: string) => x);
+          if (dropped === 0) {
+            // First drop: redact across the head/tail seam before it becomes a gap.
+            const joined = red(head + tail);
+            head = joined.slice(0, KEEP_HEAD);
+            tail = joined.slice(KEEP_HEAD);
+          } else tail = red(tail);
+          dropped += Math.max(0, tail.length - KEEP_TAIL);
           tail = tail.slice(-KEEP_TAIL);
         }
       }
@@ -267,7 +281,7 @@ export class PtyShell {
     return result({ output: out, exitCode: code, timedOut, interrupted, shellDied: true, droppedChars: dropped });
   }
 
-  private endMarkerCmd(n: number, code: string): string {
+  private endMarkerCmd(n: string, code: string): string {
     return `printf '\\n__OB_E_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | base64 -w0)"`;
   }
 

@@ -112,6 +112,7 @@ export class ShellSession {
       env: this.o.env,
       cwd: start,
       hostCwd: this.o.workspaceHost,
+      redact: (x) => this.o.redactor.text(x),
     });
     this.state = { ...this.state, cwd: start, alive: true };
   }

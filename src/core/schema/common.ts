@@ -29,8 +29,14 @@ const MediaSource = z.looseObject({ type: z.string() });
 export const ImageBlock = z.looseObject({ type: z.literal('image'), source: MediaSource });
 export const DocumentBlock = z.looseObject({ type: z.literal('document'), source: MediaSource });
 
+/** The Messages API refuses empty text blocks, so a person's text must say something. */
+const UserTextBlock = z.object({
+  type: z.literal('text'),
+  text: z.string().refine((t) => t.trim() !== '', 'expected non-empty text'),
+});
+
 /** Blocks a person may send: text, image, document. */
-export const UserContentBlock = z.discriminatedUnion('type', [TextBlock, ImageBlock, DocumentBlock]);
+export const UserContentBlock = z.discriminatedUnion('type', [UserTextBlock, ImageBlock, DocumentBlock]);
 export type UserContentBlock = z.infer<typeof UserContentBlock>;
 
 /**
@@ -38,7 +44,10 @@ export type UserContentBlock = z.infer<typeof UserContentBlock>;
  * block. Always normalised to an array of blocks.
  */
 export const UserContent = z
-  .union([z.string(), z.array(UserContentBlock).min(1, 'expected at least one content block')])
+  .union([
+    z.string().refine((t) => t.trim() !== '', 'expected non-empty text'),
+    z.array(UserContentBlock).min(1, 'expected at least one content block'),
+  ])
   .transform((c): UserContentBlock[] => (typeof c === 'string' ? [{ type: 'text', text: c }] : c));
 
 export const TextContent = z

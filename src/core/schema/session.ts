@@ -60,6 +60,8 @@ export const PendingWake = z.object({
   created_at: Timestamp,
   line: z.number().int().positive(),
   retry_of: z.string().nullable(),
+  /** Retries so far of the revisit this one re-schedules (0 for an original). */
+  attempt: z.number().int().nonnegative().default(0),
   /** due_at derived from delay_seconds at read time and not yet pinned in the journal. */
   provisional: z.boolean(),
 });

@@ -21,6 +21,8 @@ const scheduledFields = {
   created_at: Timestamp.optional(),
   /** The wake this one re-schedules after the run that consumed it failed. */
   retry_of: z.string().optional(),
+  /** How many times this revisit has been retried (1 for the first retry). */
+  attempt: z.number().int().positive().optional(),
   /** The run that scheduled it, when an agent did. */
   wake_run_id: z.string().optional(),
 };
@@ -68,6 +70,7 @@ export type WakeRecord =
       source: WakeSource;
       created_at: string;
       retry_of?: string | undefined;
+      attempt?: number | undefined;
       wake_run_id?: string | undefined;
       /** true when due_at was computed from delay_seconds at read time (not yet pinned in the journal). */
       provisional?: boolean;
@@ -81,5 +84,6 @@ export type NewWakeScheduled = {
   reason: string;
   source: WakeSource;
   retry_of?: string;
+  attempt?: number;
   wake_run_id?: string;
 };

@@ -247,6 +247,7 @@ export function applyWake(s: SessionSnapshot, r: WakeRecord, line: number): void
         created_at: r.created_at,
         line,
         retry_of: r.retry_of ?? null,
+        attempt: r.attempt ?? 0,
         provisional: r.provisional === true,
       });
       return;

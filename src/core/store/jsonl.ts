@@ -165,7 +165,7 @@ export function appendLines(file: string, lines: readonly string[], opts: Append
   // O_RDWR, not O_WRONLY: the tail check reads the last byte.
   const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o644);
   try {
-    const sealed = endsUnterminated(fd);
+    const sealed = endsUnterminated(fd) && !tailCompletes(fd);
     const text = (sealed ? '\n' : '') + lines.join('\n') + '\n';
     writeAll(fd, Buffer.from(text, 'utf8'));
     if (opts.durable) fs.fdatasyncSync(fd);
@@ -173,6 +173,24 @@ export function appendLines(file: string, lines: readonly string[], opts: Append
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** How long an append waits for someone else's half-written last line to be finished before sealing it. */
+export const SEAL_GRACE_MS = 250;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * SPEC §4: a last line still being written is left alone for a moment (a
+ * program may write a long line in several writes); only if it stays
+ * unterminated is it sealed. Blocks for at most SEAL_GRACE_MS, and only in
+ * this rare case.
+ */
+function tailCompletes(fd: number): boolean {
+  for (let waited = 0; waited < SEAL_GRACE_MS; waited += 25) {
+    Atomics.wait(sleeper, 0, 0, 25);
+    if (!endsUnterminated(fd)) return true;
+  }
+  return false;
 }
 
 function endsUnterminated(fd: number): boolean {

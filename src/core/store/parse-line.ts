@@ -143,6 +143,7 @@ export function parseWakeLine(raw: RawLine, readAtMs: number): ParsedWakeLine {
           source,
           created_at: d.created_at ?? iso(readAtMs),
           retry_of: d.retry_of,
+          attempt: d.attempt,
           wake_run_id: d.wake_run_id,
           ...(provisional ? { provisional: true } : {}),
         },

@@ -226,6 +226,7 @@ export class SessionStore {
       source: w.source,
       created_at: iso(this.deps.clock.now()),
       ...(w.retry_of ? { retry_of: w.retry_of } : {}),
+      ...(w.attempt ? { attempt: w.attempt } : {}),
       ...(w.wake_run_id ? { wake_run_id: w.wake_run_id } : {}),
     };
     appendLines(p.wakeQueue, [JSON.stringify(rec)], { durable: true });
