@@ -3,9 +3,13 @@
  * object per benchmark. Each figure is printed beside its target.
  */
 import { benchReadTail } from './read-tail.js';
+import { benchDaemon } from './daemon.js';
+import { benchWakeSize } from './wake-size.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
+  daemon: benchDaemon,
+  'wake-size': () => benchWakeSize(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -6,6 +6,13 @@
  */
 import { runCli } from './run.js';
 
+// A reader that went away (a closed pipe) must not crash a daemon that is writing its log lines.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
+
 const controller = new AbortController();
 let signals = 0;
 const onSignal = (sig: NodeJS.Signals) => {

@@ -65,6 +65,27 @@ function nodeStart(doc: YAML.Document, path: (string | number)[], key?: string):
   return range && path.length > 0 ? range[0] : null;
 }
 
+/**
+ * Parsed definitions, keyed by file and its (mtime, size): a daemon rereads a
+ * definition only when it changed, and every read still validates.
+ */
+const parsed = new Map<string, { stamp: string; value: unknown }>();
+
+function cachedParse<S extends z.ZodType>(file: string, what: string, home: Home, schema: S): z.output<S> {
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    st = undefined;
+  }
+  const stamp = st ? `${st.mtimeMs}:${st.size}:${st.ino}` : '';
+  const hit = parsed.get(file);
+  if (st && hit && hit.stamp === stamp) return hit.value as z.output<S>;
+  const value = parseYaml(readText(file, what, home), schema, rel(home, file));
+  if (stamp) parsed.set(file, { stamp, value });
+  return value;
+}
+
 function readText(file: string, what: string, home: Home): string {
   try {
     return fs.readFileSync(file, 'utf8');
@@ -81,7 +102,7 @@ export function rel(home: Home, file: string): string {
 
 export function loadAgent(home: Home, agentId: string): LoadedAgent {
   const file = home.agentFile(agentId);
-  const def = parseYaml(readText(file, `agent "${agentId}"`, home), AgentDefinition, rel(home, file));
+  const def = cachedParse(file, `agent "${agentId}"`, home, AgentDefinition);
   const dir = home.agentDir(agentId);
   let instructions: string | null = null;
   try {
@@ -94,7 +115,7 @@ export function loadAgent(home: Home, agentId: string): LoadedAgent {
 
 export function loadEnvironment(home: Home, envId: string): LoadedEnvironment {
   const file = home.environmentFile(envId);
-  const def = parseYaml(readText(file, `environment "${envId}"`, home), EnvironmentDefinition, rel(home, file));
+  const def = cachedParse(file, `environment "${envId}"`, home, EnvironmentDefinition);
   return { id: envId, file, def };
 }
 
@@ -102,7 +123,7 @@ export function loadEnvironment(home: Home, envId: string): LoadedEnvironment {
 export function loadScript(home: Home, agent: LoadedAgent): Script {
   if (!agent.def.script) throw invalidInput(`${rel(home, agent.file)}: script: expected a script file for provider scripted`);
   const file = path.resolve(agent.dir, agent.def.script);
-  return parseYaml(readText(file, `script of agent "${agent.id}"`, home), Script, rel(home, file));
+  return cachedParse(file, `script of agent "${agent.id}"`, home, Script);
 }
 
 export function listAgents(home: Home): string[] {

@@ -91,7 +91,10 @@ export class Daemon {
       onHint: (id) => this.evaluate(id),
       onGone: (id) => this.forget(id),
       onWarn: (m) => this.log.notice(m),
-      onReady: () => this.sweep(),
+      onReady: () => {
+        this.log.notice(`watching ${this.rt.home.sessionsDir} (${this.watcher.mode})`, { event: 'watcher_ready' });
+        this.sweep();
+      },
     });
   }
 
@@ -99,16 +102,21 @@ export class Daemon {
     return this.watcher.mode;
   }
 
-  /** Starts watching and scans every session; resolves when the scan is done (runs go on). */
+  /**
+   * Scans every session, then starts watching; resolves when the scan is done
+   * (runs go on). The watcher starts after the scan so the two do not compete
+   * for the one thread; whatever changed in between is caught by the sweep
+   * that runs when the watcher is ready.
+   */
   async start(): Promise<{ sessions: number }> {
     fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
-    this.watcher.start();
     const ids = this.rt.store.listIds();
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;
       this.evaluate(ids[i] as string);
       if (i % 256 === 255) await yieldToLoop(); // let runs found so far begin
     }
+    if (!this.stopping) this.watcher.start();
     this.armSweep();
     return { sessions: ids.length };
   }

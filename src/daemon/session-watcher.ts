@@ -4,6 +4,14 @@
  * is only a hint that a session should be looked at again: the files decide
  * (chokidar coalesces bursts of appends into a few events, which is fine).
  *
+ * chokidar drops a `change` that follows another on the same file within
+ * 50 ms (a leading-edge throttle with no trailing event), so a person's
+ * append right after one of the run's own appends would be missed. So the
+ * hints come from chokidar's unthrottled `raw` events (inotify, as they
+ * happen), and every `change` hint is repeated once TRAILING_MS later (for
+ * polling mode, which has no raw events). Hints are coalesced per session
+ * until the next turn of the event loop.
+ *
  * Only depth 1 is watched, and workspace/, runtime/, locks and our own
  * session.json rewrites are ignored, so one inotify watch per session folder
  * suffices and the daemon never wakes itself. `poll` switches chokidar to
@@ -26,10 +34,16 @@ export interface WatcherOptions {
 
 const WATCHED_FILES = new Set(['events.jsonl', 'wake-queue.jsonl']);
 
+/** Past chokidar's 50 ms change throttle. */
+export const TRAILING_MS = 60;
+
 export class SessionWatcher {
   private watcher: FSWatcher | null = null;
   private polling: boolean;
   private closed = false;
+  private readonly trailing = new Map<string, NodeJS.Timeout>();
+  private readonly pending = new Set<string>();
+  private flushArmed = false;
 
   constructor(private readonly o: WatcherOptions) {
     this.polling = o.poll;
@@ -39,7 +53,13 @@ export class SessionWatcher {
     return this.polling ? 'polling' : 'native';
   }
 
-  /** Decides from the path alone whether chokidar should look at it at all. */
+  /**
+   * Decides from the path alone whether chokidar should look at it at all.
+   * Natively, only folders are watched: a folder's inotify watch already
+   * reports writes to the files in it (as raw events), so watching each file
+   * too would only triple the watches and the memory. Polling has no raw
+   * events, so there the two journals are watched themselves.
+   */
   private ignored = (p: string): boolean => {
     const rel = path.relative(this.o.sessionsDir, p);
     if (rel === '') return false;
@@ -47,7 +67,7 @@ export class SessionWatcher {
     const parts = rel.split(path.sep);
     if (!UUID_V7.test(parts[0] as string)) return true;
     if (parts.length === 1) return false;
-    if (parts.length === 2) return !WATCHED_FILES.has(parts[1] as string);
+    if (parts.length === 2) return !this.polling || !WATCHED_FILES.has(parts[1] as string);
     return true;
   };
 
@@ -62,17 +82,53 @@ export class SessionWatcher {
       binaryInterval: this.o.pollIntervalMs ?? 1000,
     });
     const idOf = (p: string) => path.relative(this.o.sessionsDir, p).split(path.sep)[0] as string;
-    w.on('add', (p) => this.o.onHint(idOf(p)));
-    w.on('change', (p) => this.o.onHint(idOf(p)));
+    w.on('add', (p) => this.hint(idOf(p)));
+    w.on('change', (p) => this.hint(idOf(p)));
     w.on('addDir', (p) => {
-      if (p !== this.o.sessionsDir) this.o.onHint(idOf(p));
+      if (p !== this.o.sessionsDir) this.hint(idOf(p));
     });
     w.on('unlinkDir', (p) => {
       if (path.dirname(p) === this.o.sessionsDir) this.o.onGone(idOf(p));
     });
+    w.on('raw', (_event, evPath, details) => this.onRaw(evPath, (details as { watchedPath?: string } | undefined)?.watchedPath));
     w.on('ready', () => this.o.onReady?.());
     w.on('error', (err) => this.onError(err as NodeJS.ErrnoException));
     this.watcher = w;
+  }
+
+  /** A raw inotify event: on a session folder (evPath = a file in it), on sessions/ (a new folder), or on a watched file. */
+  private onRaw(evPath: string | null, watchedPath: string | undefined) {
+    if (!watchedPath || this.closed) return;
+    const full = evPath ? path.join(watchedPath, evPath) : watchedPath;
+    const rel = path.relative(this.o.sessionsDir, full).split(path.sep);
+    const id = rel[0] as string;
+    if (!UUID_V7.test(id) || rel.length > 2) return;
+    if (rel.length === 2 && !WATCHED_FILES.has(rel[1] as string)) return;
+    this.queue(id);
+  }
+
+  private queue(id: string) {
+    this.pending.add(id);
+    if (this.flushArmed) return;
+    this.flushArmed = true;
+    setImmediate(() => {
+      this.flushArmed = false;
+      const ids = [...this.pending];
+      this.pending.clear();
+      if (!this.closed) for (const x of ids) this.o.onHint(x);
+    });
+  }
+
+  /** Passes a hint on (coalesced), and once more after chokidar's throttle window. */
+  private hint(id: string) {
+    this.queue(id);
+    if (this.trailing.has(id) || this.closed) return;
+    const t = setTimeout(() => {
+      this.trailing.delete(id);
+      if (!this.closed) this.queue(id);
+    }, TRAILING_MS);
+    t.unref();
+    this.trailing.set(id, t);
   }
 
   private onError(err: NodeJS.ErrnoException) {
@@ -92,6 +148,8 @@ export class SessionWatcher {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const t of this.trailing.values()) clearTimeout(t);
+    this.trailing.clear();
     await this.watcher?.close();
     this.watcher = null;
   }

@@ -85,3 +85,41 @@ test('sandbox posture: bwrap where it works; auto falls back to unshare for the 
   assert.match((choosePosture(env({ network: 'none' }), nothing) as { error: string }).error, /neither works/);
   assert.equal((choosePosture(env({ sandbox: 'process' }), all) as { isolation: string }).isolation, 'unconfined');
 });
+
+test('viewing after every event gives the same conversation as a fresh rebuild (incremental repair)', async () => {
+  const { ConversationBuilder, estimateTokens } = await import('../../src/core/run/conversation.js');
+  // a pseudo-random but fixed mix of turns, dangling uses, steering and cut windows
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  n = 0;
+  const events: LoggedEvent[] = [];
+  for (let k = 0; k < 60; k++) {
+    const m = msg(`m${k}`);
+    events.push(m, ev({ type: 'session.status_running', wake_id: 'w', trigger: 'event', processed_event_ids: rnd() < 0.9 ? [m.event.id] : [] }));
+    const turns = 1 + Math.floor(rnd() * 3);
+    for (let t = 0; t < turns; t++) {
+      const s = ev({ type: 'span.model_request_start' });
+      events.push(s);
+      if (rnd() < 0.7) events.push(ev({ type: 'agent.message', content: [{ type: 'text', text: `a${k}.${t}` }] }));
+      const uses = rnd() < 0.6 ? [ev({ type: 'agent.tool_use', name: 'bash', input: {}, model_tool_use_id: `toolu_${k}_${t}`, evaluated_permission: 'allow' })] : [];
+      events.push(...uses, ev({ type: 'span.model_request_end', model_request_start_id: s.event.id, is_error: false, model_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }));
+      for (const u of uses) if (rnd() < 0.85) events.push(ev({ type: 'agent.tool_result', tool_use_id: u.event.id, content: [{ type: 'text', text: 'ok' }], is_error: false }));
+      if (rnd() < 0.1) {
+        const steer = msg(`steer${k}`);
+        events.push(steer, ev({ type: 'session.status_running', wake_id: 'w', trigger: 'event', processed_event_ids: [steer.event.id], continuation: true }));
+      }
+    }
+  }
+  for (const from of [0, 5, 17]) {
+    const b = new ConversationBuilder();
+    const slice = events.slice(from);
+    slice.forEach((e, i) => {
+      b.feed(e.line, e.event);
+      if (i % 3 === 0 || i === slice.length - 1) {
+        const v = b.view();
+        assert.deepEqual(v.messages, buildConversation(slice.slice(0, i + 1)).messages, `from ${from}, after event ${i}`);
+        assert.equal(v.tokens, v.messages.reduce((a, m) => a + estimateTokens(m), 0), 'the running token count');
+      }
+    });
+  }
+});

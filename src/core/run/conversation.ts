@@ -9,64 +9,24 @@
  *   event enters exactly once however often the log is reread.
  * - tool_use and tool_result are paired by the model's `toolu_` id, looked up
  *   from the agent.tool_use event the result names.
- * - Only the tail of a long log is read (bounded by the context window), so a
- *   session with 100,000 events wakes as fast as a new one; what falls out of
- *   the window is counted in runtime/context.json.
+ *
+ * The builder is a fold: events are fed once, in log order, and the messages
+ * so far can be viewed at any time. Messages are never mutated once built
+ * (a merge makes a new object), so their token estimates can be cached by
+ * identity; that keeps a long session's rebuild proportional to what is new.
  */
 import type { SessionEvent, TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
-import type { SessionStore } from '../store/session-store.js';
-import { readLines, readLinesBefore, type Cursor } from '../store/jsonl.js';
-import { parseEventLine } from '../store/parse-line.js';
 
 export interface LoggedEvent {
   line: number;
   event: SessionEvent;
 }
 
-/** The tail of a session's log, kept current as the run appends to it. */
-export class LogWindow {
-  events: LoggedEvent[] = [];
-  /** True when the window starts at line 1 (nothing was left out). */
-  fromStart = true;
-  private cursor: Cursor;
-
-  constructor(
-    private readonly store: SessionStore,
-    private readonly sessionId: string,
-    end: Cursor,
-    maxBytes: number,
-    private readonly now: () => number,
-  ) {
-    const file = store.paths(sessionId).events;
-    const lines = readLinesBefore(file, end, maxBytes);
-    this.fromStart = lines.length === 0 || lines[0]?.no === 1;
-    this.push(lines);
-    this.cursor = end;
-    this.refresh();
-  }
-
-  /** Reads what was appended since the last read. */
-  refresh(): LoggedEvent[] {
-    const r = readLines(this.store.paths(this.sessionId).events, this.cursor);
-    this.cursor = r.cursor;
-    return this.push(r.lines);
-  }
-
-  private push(lines: ReturnType<typeof readLines>['lines']): LoggedEvent[] {
-    const added: LoggedEvent[] = [];
-    const t = this.now();
-    for (const raw of lines) {
-      const r = parseEventLine(raw, t);
-      if (r.kind === 'event') added.push({ line: r.line, event: r.event });
-    }
-    this.events.push(...added);
-    return added;
-  }
-}
-
-export interface BuiltConversation {
+export interface ConversationView {
   messages: Message[];
+  /** Estimated tokens of `messages`. */
+  tokens: number;
   /** Repairs made so the request is valid (dangling tool uses, cut turns). */
   repairs: string[];
 }
@@ -81,156 +41,243 @@ function nonBlank(blocks: readonly TextBlock[], fallback: string): TextBlock[] {
   return kept.length ? kept : textBlocks(fallback);
 }
 
-function userContentOf(e: SessionEvent, useIds: Map<string, string>): { blocks: UserBlock[]; results: ToolResultBlock[] } {
-  switch (e.type) {
-    case 'user.message':
-      return { blocks: e.content as UserBlock[], results: [] };
-    case 'user.define_outcome':
-      return {
-        blocks: textBlocks(`[outcome defined] ${e.description}\nRubric:\n${e.rubric.content}`),
-        results: [],
-      };
-    case 'user.custom_tool_result': {
-      const id = useIds.get(e.custom_tool_use_id);
-      if (!id) return { blocks: [], results: [] };
-      return { blocks: [], results: [{ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content ?? [], '(no content)'), ...(e.is_error ? { is_error: true } : {}) }] };
-    }
-    default:
-      return { blocks: [], results: [] };
+/** How many tool-use ids to remember for pairing results (results come soon after their use). */
+const MAX_USE_IDS = 4096;
+
+export class ConversationBuilder {
+  private msgs: Message[] = [];
+  private userEvents = new Map<string, SessionEvent>();
+  private useIds = new Map<string, string>(); // agent.tool_use event id -> toolu_ id
+  private userBlocks: UserBlock[] = [];
+  private results: ToolResultBlock[] = [];
+  private assistant: AssistantBlock[] | null = null;
+  /** Line of the first event fed, for runtime/context.json. */
+  firstLine: number | null = null;
+
+  get size(): number {
+    return this.msgs.length;
   }
-}
 
-/** Builds the Messages API conversation from log events (in log order). */
-export function buildConversation(events: readonly LoggedEvent[]): BuiltConversation {
-  const messages: Message[] = [];
-  const repairs: string[] = [];
-  const userEvents = new Map<string, SessionEvent>();
-  const useIds = new Map<string, string>(); // agent.tool_use event id -> toolu_ id
-  let userBlocks: UserBlock[] = [];
-  let results: ToolResultBlock[] = [];
-  let assistant: AssistantBlock[] | null = null;
+  private push(m: Message) {
+    const last = this.msgs[this.msgs.length - 1];
+    if (last && last.role === m.role) this.msgs[this.msgs.length - 1] = { role: m.role, content: [...last.content, ...m.content] } as Message;
+    else this.msgs.push(m);
+  }
 
-  const flushUser = () => {
-    if (userBlocks.length === 0 && results.length === 0) return;
-    const content: UserBlock[] = [...results, ...userBlocks];
-    const last = messages[messages.length - 1];
-    if (last?.role === 'user') last.content.push(...content);
-    else messages.push({ role: 'user', content });
-    userBlocks = [];
-    results = [];
-  };
-  const closeAssistant = () => {
-    if (assistant && assistant.length) {
-      const last = messages[messages.length - 1];
-      if (last?.role === 'assistant') last.content.push(...assistant);
-      else messages.push({ role: 'assistant', content: assistant });
-    }
-    assistant = null;
-  };
+  private flushUser() {
+    if (this.userBlocks.length === 0 && this.results.length === 0) return;
+    this.push({ role: 'user', content: [...this.results, ...this.userBlocks] });
+    this.userBlocks = [];
+    this.results = [];
+  }
 
-  for (const { event: e } of events) {
+  private closeAssistant() {
+    if (this.assistant && this.assistant.length) this.push({ role: 'assistant', content: this.assistant });
+    this.assistant = null;
+  }
+
+  private userContent(e: SessionEvent) {
     switch (e.type) {
       case 'user.message':
+        this.userBlocks.push(...(e.content as UserBlock[]));
+        break;
       case 'user.define_outcome':
-      case 'user.custom_tool_result':
-        userEvents.set(e.id, e);
+        this.userBlocks.push(...textBlocks(`[outcome defined] ${e.description}\nRubric:\n${e.rubric.content}`));
         break;
-      case 'session.status_running': {
-        for (const id of e.processed_event_ids) {
-          const ue = userEvents.get(id);
-          if (!ue) continue;
-          const c = userContentOf(ue, useIds);
-          userBlocks.push(...c.blocks);
-          results.push(...c.results);
-        }
-        for (const w of e.wakes ?? []) userBlocks.push({ type: 'text', text: `[scheduled revisit ${w.id}, due ${w.due_at}] ${w.reason}` });
-        break;
-      }
-      case 'span.model_request_start':
-        closeAssistant();
-        flushUser();
-        assistant = [];
-        break;
-      case 'agent.message':
-        (assistant ??= []).push(...e.content.filter((b) => b.text.trim() !== '').map((b) => ({ type: 'text' as const, text: b.text })));
-        break;
-      case 'agent.thinking':
-        if (e.redacted_data) (assistant ??= []).push({ type: 'redacted_thinking', data: e.redacted_data });
-        else if (e.signature) (assistant ??= []).push({ type: 'thinking', thinking: e.thinking ?? '', signature: e.signature });
-        break;
-      case 'agent.tool_use':
-      case 'agent.custom_tool_use':
-        useIds.set(e.id, e.model_tool_use_id);
-        (assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input });
-        break;
-      case 'span.model_request_end':
-        closeAssistant();
-        break;
-      case 'agent.tool_result': {
-        closeAssistant();
-        const id = useIds.get(e.tool_use_id);
-        if (id) results.push({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) });
+      case 'user.custom_tool_result': {
+        const id = this.useIds.get(e.custom_tool_use_id);
+        if (id) this.results.push({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content ?? [], '(no content)'), ...(e.is_error ? { is_error: true } : {}) });
         break;
       }
       default:
         break;
     }
   }
-  closeAssistant();
-  flushUser();
-  return { messages: repair(messages, repairs), repairs };
+
+  feed(line: number, e: SessionEvent): void {
+    this.firstLine ??= line;
+    switch (e.type) {
+      case 'user.message':
+      case 'user.define_outcome':
+      case 'user.custom_tool_result':
+        this.userEvents.set(e.id, e);
+        break;
+      case 'session.status_running':
+        for (const id of e.processed_event_ids) {
+          const ue = this.userEvents.get(id);
+          if (!ue) continue;
+          this.userEvents.delete(id); // it enters once
+          this.userContent(ue);
+        }
+        for (const w of e.wakes ?? []) this.userBlocks.push({ type: 'text', text: `[scheduled revisit ${w.id}, due ${w.due_at}] ${w.reason}` });
+        break;
+      case 'span.model_request_start':
+        this.closeAssistant();
+        this.flushUser();
+        this.assistant = [];
+        break;
+      case 'agent.message':
+        (this.assistant ??= []).push(...e.content.filter((b) => b.text.trim() !== '').map((b) => ({ type: 'text' as const, text: b.text })));
+        break;
+      case 'agent.thinking':
+        if (e.redacted_data) (this.assistant ??= []).push({ type: 'redacted_thinking', data: e.redacted_data });
+        else if (e.signature) (this.assistant ??= []).push({ type: 'thinking', thinking: e.thinking ?? '', signature: e.signature });
+        break;
+      case 'agent.tool_use':
+      case 'agent.custom_tool_use':
+        this.useIds.set(e.id, e.model_tool_use_id);
+        if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
+        (this.assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input });
+        break;
+      case 'span.model_request_end':
+        this.closeAssistant();
+        break;
+      case 'agent.tool_result': {
+        this.closeAssistant();
+        const id = this.useIds.get(e.tool_use_id);
+        if (id) this.results.push({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  private memo: { marks: RepairMark[]; out: Message[] } | null = null;
+
+  /** The conversation so far, valid for the Messages API. Does not change what was fed. */
+  view(): ConversationView {
+    const msgs = [...this.msgs];
+    const add = (m: Message) => {
+      const last = msgs[msgs.length - 1];
+      if (last && last.role === m.role) msgs[msgs.length - 1] = { role: m.role, content: [...last.content, ...m.content] } as Message;
+      else msgs.push(m);
+    };
+    if (this.assistant && this.assistant.length) add({ role: 'assistant', content: [...this.assistant] });
+    if (this.userBlocks.length || this.results.length) add({ role: 'user', content: [...this.results, ...this.userBlocks] });
+    const repairs: string[] = [];
+    const r = repairIncremental(msgs, this.memo, repairs);
+    this.memo = { marks: r.marks, out: r.out };
+    return { messages: r.messages, tokens: r.tokens, repairs };
+  }
+
+  /**
+   * Forgets the oldest messages, keeping the newest that fit `keepTokens`
+   * (cut before a user turn without tool results), to bound memory in a
+   * long-lived process. What is forgotten is still in the log.
+   */
+  trim(keepTokens: number): number {
+    const fit = fitToBudget(this.msgs, keepTokens);
+    if (fit.dropped) {
+      this.msgs = fit.messages;
+      this.memo = null;
+    }
+    return fit.dropped;
+  }
+}
+
+/** Builds the conversation of a list of logged events (in log order). */
+export function buildConversation(events: readonly LoggedEvent[]): ConversationView {
+  const b = new ConversationBuilder();
+  for (const { line, event } of events) b.feed(line, event);
+  return b.view();
+}
+
+const useIdsOf = (m: Message): string[] => (m.role === 'assistant' ? m.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])) : []);
+
+/** Where the repair pass stood after one input message, so a later pass can resume there. */
+interface RepairMark {
+  /** The input message, by identity. */
+  src: Message;
+  outLen: number;
+  started: boolean;
+  /** Tool uses of the last assistant turn still waiting for their results. */
+  open: string[];
+  /** The last output message as it stood then (later steps may replace it by a merged copy). */
+  last: Message | undefined;
+  /** Estimated tokens of the output messages before `last`. */
+  before: number;
 }
 
 /**
- * Makes the conversation valid for the Messages API: it starts with a user
- * turn, every tool_use has its tool_result in the next user turn, no
- * tool_result dangles, roles alternate.
+ * Makes the conversation valid for the Messages API in one forward pass: it
+ * starts with a user turn, every tool_use has its tool_result in the next
+ * user turn (an error result is added where none was recorded), no
+ * tool_result dangles, roles alternate. Never mutates its input.
+ *
+ * The pass leaves a mark after each message; given the marks of an earlier
+ * pass, it resumes after the longest prefix of unchanged messages, so a long
+ * conversation that grew by a few messages costs only those.
  */
-function repair(input: Message[], repairs: string[]): Message[] {
-  let msgs = input.filter((m) => m.content.length > 0);
-  // A window cut can start mid-turn: start at a user turn that is not only tool results.
-  let start = 0;
-  while (start < msgs.length) {
-    const m = msgs[start] as Message;
-    if (m.role === 'user' && m.content.some((b) => b.type !== 'tool_result')) break;
-    start++;
+export function repairIncremental(input: readonly Message[], prev: { marks: RepairMark[]; out: Message[] } | null, repairs: string[]) {
+  let k = 0;
+  if (prev) {
+    const n = Math.min(prev.marks.length, input.length);
+    while (k < n && prev.marks[k]?.src === input[k]) k++;
+    k = Math.max(0, k - 1); // the last common message may have changed its successor's repair
   }
-  if (start > 0) {
-    repairs.push(`dropped ${start} leading message(s) cut off by the context window`);
-    msgs = msgs.slice(start);
-  }
-  const out: Message[] = [];
-  for (let i = 0; i < msgs.length; i++) {
-    const m = msgs[i] as Message;
+  const marks = prev ? prev.marks.slice(0, k) : [];
+  const at = marks[k - 1];
+  const out: Message[] = at ? prev!.out.slice(0, at.outLen) : [];
+  if (at && at.last && out.length) out[out.length - 1] = at.last;
+  let started = at?.started ?? false;
+  let open: string[] = at ? [...at.open] : [];
+  let dropped = 0;
+  let before = at?.before ?? 0; // tokens of out[0 .. length-2]
+  const add = (m: Message) => {
+    const last = out[out.length - 1];
+    if (last && last.role === m.role) out[out.length - 1] = { role: m.role, content: [...last.content, ...m.content] } as Message;
+    else {
+      if (last) before += estimateTokens(last);
+      out.push(m);
+    }
+  };
+  for (let i = k; i < input.length; i++) {
+    let m = input[i] as Message;
+    if (!started) {
+      if (m.role === 'user' && m.content.some((b) => b.type !== 'tool_result')) started = true;
+      else {
+        dropped++;
+        marks.push({ src: m, outLen: out.length, started, open, last: out[out.length - 1], before });
+        continue;
+      }
+    }
     if (m.role === 'user') {
-      const prev = out[out.length - 1];
-      const allowed = new Set(prev?.role === 'assistant' ? prev.content.filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id) : []);
+      const have = new Set(m.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])));
+      const allowed = new Set(open);
       const content = m.content.filter((b) => b.type !== 'tool_result' || allowed.has(b.tool_use_id));
       if (content.length < m.content.length) repairs.push(`dropped ${m.content.length - content.length} tool result(s) with no matching tool use`);
-      if (content.length) out.push({ role: 'user', content });
-      continue;
-    }
-    out.push(m);
-    const uses = m.content.filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id);
-    if (uses.length === 0) continue;
-    const next = msgs[i + 1];
-    const have = new Set(next?.role === 'user' ? next.content.filter((b) => b.type === 'tool_result').map((b) => (b as ToolResultBlock).tool_use_id) : []);
-    const missing = uses.filter((id) => !have.has(id));
-    if (missing.length) {
-      repairs.push(`added an error result for ${missing.length} tool use(s) with no recorded result`);
+      const missing = open.filter((id) => !have.has(id));
+      if (missing.length) repairs.push(`added an error result for ${missing.length} tool use(s) with no recorded result`);
       const synthetic: ToolResultBlock[] = missing.map((id) => ({ type: 'tool_result', tool_use_id: id, content: textBlocks('no result was recorded for this tool call'), is_error: true }));
-      if (next?.role === 'user') next.content.unshift(...synthetic);
-      else msgs.splice(i + 1, 0, { role: 'user', content: synthetic });
+      if (synthetic.length || content.length < m.content.length) m = { role: 'user', content: [...synthetic, ...content] };
+      if (m.content.length) add(m);
+      open = [];
+    } else {
+      if (open.length && out[out.length - 1]?.role === 'assistant') {
+        // two assistant turns in a row: they merge; uses of both wait for results
+        open = [...open, ...useIdsOf(m)];
+      } else {
+        if (open.length) {
+          repairs.push(`added an error result for ${open.length} tool use(s) with no recorded result`);
+          add({ role: 'user', content: open.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: textBlocks('no result was recorded for this tool call'), is_error: true })) });
+        }
+        open = useIdsOf(m);
+      }
+      if (m.content.length) add(m);
     }
+    marks.push({ src: input[i] as Message, outLen: out.length, started, open, last: out[out.length - 1], before });
   }
-  // Merge same-role neighbours (left by dropped messages).
-  const merged: Message[] = [];
-  for (const m of out) {
-    const last = merged[merged.length - 1];
-    if (last && last.role === m.role) (last.content as unknown[]).push(...m.content);
-    else merged.push({ role: m.role, content: [...m.content] } as Message);
+  if (dropped > 0 && k === 0) repairs.push(`dropped ${dropped} leading message(s) cut off by the context window`);
+  const final = [...out];
+  let tokens = before + (out.length ? estimateTokens(out[out.length - 1]) : 0);
+  if (open.length && final[final.length - 1]?.role === 'assistant') {
+    repairs.push(`added an error result for ${open.length} tool use(s) with no recorded result`);
+    const closing: Message = { role: 'user', content: open.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: textBlocks('no result was recorded for this tool call'), is_error: true })) };
+    final.push(closing);
+    tokens += estimateTokens(closing);
   }
-  return merged;
+  return { messages: final, marks, out, tokens };
 }
 
 /** Whether the model has something to answer: the conversation ends with a user turn. */
@@ -238,9 +285,22 @@ export function awaitsModel(messages: readonly Message[]): boolean {
   return messages.length > 0 && messages[messages.length - 1]?.role === 'user';
 }
 
-/** A rough token estimate (4 characters per token), good enough for budgeting. */
+const sizeCache = new WeakMap<object, number>();
+
+/**
+ * A rough token estimate (4 characters per token), good enough for
+ * budgeting. Estimates of objects are cached by identity (messages are never
+ * mutated), so re-estimating a long conversation costs only its new parts.
+ */
 export function estimateTokens(value: unknown): number {
-  return Math.ceil(JSON.stringify(value).length / 4);
+  if (value && typeof value === 'object') {
+    const hit = sizeCache.get(value);
+    if (hit !== undefined) return hit;
+    const n = Math.ceil(JSON.stringify(value).length / 4);
+    sizeCache.set(value, n);
+    return n;
+  }
+  return Math.ceil(JSON.stringify(value ?? '').length / 4);
 }
 
 /**
@@ -249,16 +309,15 @@ export function estimateTokens(value: unknown): number {
  * left without its tool_use. Keeps at least the last such turn.
  */
 export function fitToBudget(messages: Message[], budget: number): { messages: Message[]; dropped: number; tokens: number } {
-  let start = 0;
-  let tokens = estimateTokens(messages);
   const sizes = messages.map((m) => estimateTokens(m));
+  let tokens = sizes.reduce((a, b) => a + b, 0);
+  let start = 0;
   while (tokens > budget) {
-    // next cut point: a user message (after start) that is not only tool results
     let next = start + 1;
     while (next < messages.length && !(messages[next]?.role === 'user' && messages[next]?.content.every((b) => b.type !== 'tool_result'))) next++;
     if (next >= messages.length) break;
     for (let k = start; k < next; k++) tokens -= sizes[k] ?? 0;
     start = next;
   }
-  return { messages: messages.slice(start), dropped: start, tokens };
+  return { messages: start ? messages.slice(start) : messages, dropped: start, tokens };
 }

@@ -10,7 +10,7 @@
 import { iso } from '../clock.js';
 import type { NewEvent, SessionEvent, StopReason } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import { buildConversation, awaitsModel, estimateTokens, fitToBudget } from './conversation.js';
+import { awaitsModel, estimateTokens, fitToBudget } from './conversation.js';
 import { systemPrompt } from './system-prompt.js';
 import { backoffMs } from './backoff.js';
 import type { RunState } from './run-state.js';
@@ -97,7 +97,7 @@ export async function runHarness(run: RunState): Promise<Ending> {
     if (aborted) return aborted;
 
     run.window.refresh();
-    const conv = buildConversation(run.window.events);
+    const conv = run.window.builder.view();
     if (!awaitsModel(conv.messages)) return { kind: 'idle', stop: { type: 'end_turn' } };
 
     const budget = budgetOf(run);
@@ -130,7 +130,7 @@ export async function runHarness(run: RunState): Promise<Ending> {
     const tools = run.catalog.offered;
     const fixed = estimateTokens(system) + estimateTokens(tools);
     const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
-    const fit = fitToBudget(conv.messages, room);
+    const fit = conv.tokens <= room ? { messages: conv.messages, dropped: 0, tokens: conv.tokens } : fitToBudget(conv.messages, room);
     run.files.json('context.json', {
       wake_id: run.runId,
       context_window_tokens: limits.context_window_tokens,
@@ -139,7 +139,7 @@ export async function runHarness(run: RunState): Promise<Ending> {
       messages: fit.messages.length,
       dropped_messages: fit.dropped,
       window_starts_at_first_line: run.window.fromStart,
-      window_first_line: run.window.events[0]?.line ?? null,
+      window_first_line: run.window.builder.firstLine,
       repairs: conv.repairs,
       system_prompt_chars: system.length,
       tools: tools.map((t) => t.name),

@@ -13,7 +13,7 @@ import type { RunEnvironment } from './environment.js';
 import type { ToolCatalog } from '../tools/catalog.js';
 import type { ShellSession } from '../sandbox/shell-session.js';
 import type { VirtualFs } from '../sandbox/virtual-fs.js';
-import type { LogWindow } from './conversation.js';
+import type { LogWindow } from './log-window.js';
 import type { RuntimeFiles } from './runtime-files.js';
 import type { Skill } from './skills.js';
 

@@ -12,6 +12,15 @@ import { writeFileAtomic } from '../store/atomic-file.js';
 import { describeEvent } from '../event-view.js';
 import type { LoggedEvent } from './conversation.js';
 
+function sameContent(file: string, text: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    return st.size === Buffer.byteLength(text) && fs.readFileSync(file, 'utf8') === text;
+  } catch {
+    return false;
+  }
+}
+
 export class RuntimeFiles {
   constructor(
     readonly dir: string,
@@ -21,8 +30,11 @@ export class RuntimeFiles {
   write(name: string, content: string): void {
     try {
       const file = path.join(this.dir, name);
+      const text = this.redactor.text(content);
+      // Most facts are the same as last run's: leave an identical file alone.
+      if (sameContent(file, text)) return;
       fs.mkdirSync(path.dirname(file), { recursive: true });
-      writeFileAtomic(file, this.redactor.text(content), { durable: false });
+      writeFileAtomic(file, text, { durable: false });
     } catch {
       // runtime/ is a cache; a failed rewrite is retried by the next run
     }

@@ -31,7 +31,7 @@ import { openActions } from '../store/fold.js';
 import { planRun, type RunPlan } from './plan.js';
 import type { NewEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { buildRunEnvironment, virtualMounts } from './environment.js';
-import { LogWindow } from './conversation.js';
+import { LogWindow } from './log-window.js';
 import { RuntimeFiles } from './runtime-files.js';
 import { loadSkills } from './skills.js';
 import { runHarness, runTool, error as appendError, type Ending } from './harness.js';
@@ -261,7 +261,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   }
   const after = store.snapshot(sessionId);
   run.window.refresh();
-  files.eventFeed(run.window.events);
+  files.eventFeed(run.window.recent);
   const res = x.result(after, {
     trigger: plan.trigger,
     processed_event_ids: plan.take.map((p) => p.id),
@@ -302,7 +302,7 @@ function reconcile(run: RunState, snap: SessionSnapshot) {
 }
 
 function findEvent(run: RunState, id: string): SessionEvent | null {
-  const inWindow = run.window.events.find((e) => e.event.id === id);
+  const inWindow = run.window.recent.find((e) => e.event.id === id);
   if (inWindow) return inWindow.event;
   for (const l of run.rt.store.readEvents(run.sessionId).lines) if (l.kind === 'event' && l.event.id === id) return l.event;
   return null;

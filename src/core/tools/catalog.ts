@@ -63,6 +63,17 @@ export function modelSchema(schema: z.ZodType): ToolDefinition['input_schema'] {
   return strip(js) as ToolDefinition['input_schema'];
 }
 
+/** The built-ins' schemas never change in a process: generate each once. */
+const builtinSchemas = new Map<string, ToolDefinition['input_schema']>();
+function builtinSchema(name: BuiltinToolName): ToolDefinition['input_schema'] {
+  let s = builtinSchemas.get(name);
+  if (!s) {
+    s = modelSchema(BUILTIN_TOOLS[name].input);
+    builtinSchemas.set(name, s);
+  }
+  return s;
+}
+
 export class ToolCatalog {
   readonly entries: CatalogEntry[];
 
@@ -72,7 +83,7 @@ export class ToolCatalog {
       const permission = agent.tools[name]?.permission ?? 'always_allow';
       if (name === 'skill' && !opts.hasSkills && !agent.tools.skill) continue;
       const t = BUILTIN_TOOLS[name];
-      entries.push({ name, kind: 'builtin', permission, definition: { name, description: t.description, input_schema: modelSchema(t.input) } });
+      entries.push({ name, kind: 'builtin', permission, definition: { name, description: t.description, input_schema: builtinSchema(name) } });
     }
     for (const c of agent.custom_tools) {
       entries.push({
