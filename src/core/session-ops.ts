@@ -63,6 +63,65 @@ export function scheduleRevisit(
   return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli' });
 }
 
+/** Finds a tool use that waits for an answer, or says precisely why the given id is not one. */
+function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 'tool' | 'custom') {
+  const snap = store.snapshot(sessionId);
+  const use = snap.open_tool_uses.find((u) => u.id === eventId);
+  const want = kind === 'tool' ? 'an agent.tool_use awaiting confirmation' : 'an agent.custom_tool_use awaiting a result';
+  if (!use) {
+    const found = store.readEvents(sessionId).lines.find((l) => l.kind === 'event' && l.event.id === eventId);
+    if (!found || found.kind !== 'event') throw invalidInput(`session ${sessionId} has no event ${eventId} (expected ${want})`);
+    const e = found.event;
+    if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
+    throw invalidInput(`${eventId} is a ${e.type} (line ${found.line}), not ${want}`);
+  }
+  if (kind === 'tool' && use.kind !== 'tool') throw invalidInput(`${eventId} is a custom tool use (${use.name}); answer it with: openboa tool-result ${sessionId} ${eventId} <text>`);
+  if (kind === 'custom' && use.kind !== 'custom') throw invalidInput(`${eventId} is a built-in tool use (${use.name}); answer it with: openboa confirm ${sessionId} ${eventId} --allow|--deny`);
+  if (kind === 'tool' && use.permission !== 'ask') throw invalidInput(`${eventId} (${use.name}) did not ask for confirmation`);
+  if (use.answered_by) throw invalidInput(`${eventId} (${use.name}) was already answered by ${use.answered_by}`);
+  return use;
+}
+
+/** Appends a user.tool_confirmation after checking the tool use waits for one. */
+export function confirmToolUse(store: SessionStore, sessionId: string, toolUseId: string, answer: { allow: boolean; message?: string | undefined }): SessionEvent {
+  if (answer.allow && answer.message !== undefined) throw invalidInput('--message goes with --deny only (it tells the agent why)');
+  openUse(store, sessionId, toolUseId, 'tool');
+  return store.appendUserEvent(sessionId, {
+    type: 'user.tool_confirmation',
+    tool_use_id: toolUseId,
+    result: answer.allow ? 'allow' : 'deny',
+    ...(answer.message !== undefined ? { deny_message: answer.message } : {}),
+  });
+}
+
+/** Appends a user.custom_tool_result after checking the custom tool use waits for one. */
+export function answerCustomTool(store: SessionStore, sessionId: string, customToolUseId: string, text: string, isError: boolean): SessionEvent {
+  openUse(store, sessionId, customToolUseId, 'custom');
+  if (text.trim() === '') throw invalidInput('the result text is empty');
+  return store.appendUserEvent(sessionId, {
+    type: 'user.custom_tool_result',
+    custom_tool_use_id: customToolUseId,
+    content: [{ type: 'text', text }],
+    ...(isError ? { is_error: true } : {}),
+  });
+}
+
+export function interruptSession(store: SessionStore, sessionId: string, reason?: string): SessionEvent {
+  return store.appendUserEvent(sessionId, { type: 'user.interrupt', ...(reason ? { reason } : {}) });
+}
+
+/** Changes the session's own definition (applies from the next run): title, token budget. */
+export function updateSession(store: SessionStore, sessionId: string, change: { title?: string; budget?: number | null }): SessionEvent {
+  if (change.title === undefined && change.budget === undefined) throw invalidInput('nothing to change: give --title or --budget');
+  return store.appendEvents(sessionId, [
+    {
+      type: 'session.updated',
+      ...(change.title !== undefined ? { title: change.title } : {}),
+      ...(change.budget !== undefined ? { overrides: { session_token_budget: change.budget } } : {}),
+    },
+  ])[0] as SessionEvent;
+}
+
 export interface SessionStatus {
   snapshot: SessionSnapshot;
   lease: { held: boolean; owner: LeaseOwner | null };

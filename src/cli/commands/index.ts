@@ -10,5 +10,9 @@ import { wakes } from './wakes.js';
 import { start } from './start.js';
 import { wakeCommand } from './wake.js';
 import { daemonCommand } from './daemon.js';
+import { confirm } from './confirm.js';
+import { toolResult } from './tool-result.js';
+import { interrupt } from './interrupt.js';
+import { sessionUpdate } from './session-update.js';
 
-export const COMMANDS: CommandSpec[] = [start, daemonCommand, wakeCommand, sessionCreate, sessions, status, send, events, schedule, wakes];
+export const COMMANDS: CommandSpec[] = [start, daemonCommand, wakeCommand, sessionCreate, sessionUpdate, sessions, status, send, events, confirm, toolResult, interrupt, schedule, wakes];

@@ -52,8 +52,40 @@ function budgetOf(run: RunState): number | null {
   return o !== undefined ? o : run.agent.def.limits.session_token_budget;
 }
 
+/** An identical call this many times in one run gets a warning with its result... */
+export const REPEAT_WARN = 3;
+/** ...and this many times ends the run (retries_exhausted). */
+export const REPEAT_STOP = 5;
+/** Empty replies in a row that end the run. */
+export const EMPTY_STOP = 3;
+
+/** JSON with sorted keys, so {a,b} and {b,a} are the same call. */
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/**
+ * Mid-run steering: user messages appended during the run are taken into it
+ * at the next model request, listed in a continuation session.status_running
+ * (so they enter the conversation there, once). An interrupt appended during
+ * the run stops it, daemon or not.
+ */
+function steer(run: RunState): void {
+  const s = run.rt.store.snapshot(run.sessionId, { persist: false });
+  if (s.pending_events.some((p) => p.type === 'user.interrupt')) {
+    run.abort({ kind: 'interrupt' });
+    return;
+  }
+  const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
+  if (take.length) {
+    run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: take.map((p) => p.id), continuation: true }]);
+  }
+}
+
 /** Runs one tool use that is allowed to run and appends its result. */
-export async function runTool(run: RunState, use: ToolUseEvent): Promise<void> {
+export async function runTool(run: RunState, use: ToolUseEvent, note?: string): Promise<void> {
   run.toolCalls += 1;
   const out = await run.catalog.execute(use.name, use.input, {
     sessionId: run.sessionId,
@@ -69,7 +101,8 @@ export async function runTool(run: RunState, use: ToolUseEvent): Promise<void> {
     outputLimitChars: run.environment.def.shell.output_limit_chars,
     signal: run.controller.signal,
   });
-  run.emit([{ type: 'agent.tool_result', tool_use_id: use.id, content: [{ type: 'text', text: out.text }], is_error: out.isError }]);
+  const text = note ? `${out.text}\n\n${note}` : out.text;
+  run.emit([{ type: 'agent.tool_result', tool_use_id: use.id, content: [{ type: 'text', text }], is_error: out.isError }]);
 }
 
 /** The events one model reply becomes, in block order, ending with the span's end. */
@@ -93,6 +126,7 @@ function replyEvents(run: RunState, res: ModelResponse, startId: string): NewEve
 export async function runHarness(run: RunState): Promise<Ending> {
   const limits = run.agent.def.limits;
   for (;;) {
+    steer(run);
     const aborted = endingForAbort(run);
     if (aborted) return aborted;
 
@@ -177,8 +211,21 @@ export async function runHarness(run: RunState): Promise<Ending> {
       return { kind: 'idle', stop: { type: 'retries_exhausted' } };
     }
 
+    const uses = written.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use');
+    const said = written.some((e) => (e.type === 'agent.message' && e.content.some((b) => b.text.trim() !== '')) || e.type === 'agent.thinking');
+    if (uses.length === 0 && !said) {
+      run.emptyReplies += 1;
+      if (run.emptyReplies >= EMPTY_STOP) {
+        error(run, { type: 'unknown_error', code: 'empty_replies', message: `the model gave ${run.emptyReplies} empty replies in a row; the run stops here (send a message to go on)`, retry: 'exhausted' });
+        return { kind: 'idle', stop: { type: 'retries_exhausted' } };
+      }
+      continue; // ask again: an empty reply says nothing
+    }
+    run.emptyReplies = 0;
+
     // Refused calls get their error result at once; allowed ones run in order.
     const asks: string[] = [];
+    let repeated: ToolUseEvent | null = null;
     for (const e of written) {
       if (e.type === 'agent.custom_tool_use') asks.push(e.id);
       if (e.type !== 'agent.tool_use') continue;
@@ -191,16 +238,28 @@ export async function runHarness(run: RunState): Promise<Ending> {
         run.emit([{ type: 'agent.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: ev.kind === 'deny' ? ev.why : 'not allowed' }], is_error: true }]);
         continue;
       }
-      if (run.controller.signal.aborted) {
-        run.emit([{ type: 'agent.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: 'not run: the run was stopped first' }], is_error: true }]);
+      if (run.controller.signal.aborted || repeated) {
+        const why = repeated ? `not run: the run stopped at a repeated call of ${repeated.name}` : 'not run: the run was stopped first';
+        run.emit([{ type: 'agent.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: why }], is_error: true }]);
         continue;
       }
-      await runTool(run, e);
+      const key = `${e.name}\u0000${stableJson(e.input)}`;
+      const n = (run.callCounts.get(key) ?? 0) + 1;
+      run.callCounts.set(key, n);
+      if (n >= REPEAT_STOP) {
+        repeated = e;
+        run.emit([{ type: 'agent.tool_result', tool_use_id: e.id, content: [{ type: 'text', text: `not run: this is call number ${n} of ${e.name} with the same input in this run` }], is_error: true }]);
+        continue;
+      }
+      const warn = n >= REPEAT_WARN ? `[openboa: this is call number ${n} of ${e.name} with exactly this input in this run; at ${REPEAT_STOP} the run stops. If it is not getting you anywhere, try something else.]` : undefined;
+      await runTool(run, e, warn);
+    }
+    if (repeated) {
+      error(run, { type: 'tool_use_limit_reached_error', code: 'repeated_tool_call', message: `${repeated.name} was called ${REPEAT_STOP} times with the same input in one run; the run stops here (send a message to go on)`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' } };
     }
     if (asks.length) return { kind: 'idle', stop: { type: 'requires_action', event_ids: asks } };
-    if (!written.some((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use')) {
-      return { kind: 'idle', stop: { type: 'end_turn' } };
-    }
+    if (uses.length === 0) return { kind: 'idle', stop: { type: 'end_turn' } };
   }
 }
 

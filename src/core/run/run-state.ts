@@ -88,6 +88,11 @@ export interface RunState {
   files: RuntimeFiles;
   controller: AbortController;
   abortReason: () => AbortReason | null;
+  /** Cuts the run short; the first reason wins. */
+  abort(reason: AbortReason): void;
+  /** Loop guards: identical tool calls in this run, and empty replies in a row. */
+  callCounts: Map<string, number>;
+  emptyReplies: number;
   /** Appends events stamped with this run's wake_id; returns them as written. */
   emit(events: NewEvent[]): SessionEvent[];
   written: SessionEvent[];

@@ -193,6 +193,9 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     files,
     controller,
     abortReason: () => abortReason,
+    abort,
+    callCounts: new Map(),
+    emptyReplies: 0,
     emit(events) {
       if (abortReason?.kind === 'lease_lost') return []; // another process may own the log now
       const out = store.appendEvents(sessionId, events, { wakeId: runId, redactor });
