@@ -89,3 +89,11 @@ export async function bench(t: TestContext, o: { steps?: Step[]; agent?: AgentSp
 
 export const textOf = (blocks: unknown): string =>
   Array.isArray(blocks) ? blocks.map((b) => (b as { text?: string }).text ?? '').join('') : String(blocks);
+
+/** The tool_result blocks of a request's last user message, by toolu id. */
+export function toolResults(req: { body: { messages: Array<{ content: unknown }> } }): Map<string, { text: string; isError: boolean }> {
+  const last = req.body.messages[req.body.messages.length - 1]!;
+  const out = new Map<string, { text: string; isError: boolean }>();
+  for (const b of last.content as Array<Record<string, unknown>>) if (b.type === 'tool_result') out.set(String(b.tool_use_id), { text: textOf(b.content), isError: b.is_error === true });
+  return out;
+}

@@ -4,19 +4,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, execSync } from 'node:child_process';
-import { bench, writeAgent, textOf } from '../helpers/run.js';
+import { bench, writeAgent, textOf, toolResults } from '../helpers/run.js';
 import { appendLines, readLines } from '../../src/core/store/jsonl.js';
 import { fitToBudget } from '../../src/core/run/conversation.js';
 import { tempHome } from '../helpers/home.js';
 import { MAX_WAKE_ATTEMPTS } from '../../src/core/run/wake.js';
-import type { RecordedRequest } from '../helpers/fake-anthropic.js';
 
-function results(req: RecordedRequest): Map<string, { text: string; isError: boolean }> {
-  const last = req.body.messages[req.body.messages.length - 1]!;
-  const out = new Map<string, { text: string; isError: boolean }>();
-  for (const b of last.content as Array<Record<string, unknown>>) if (b.type === 'tool_result') out.set(String(b.tool_use_id), { text: textOf(b.content), isError: b.is_error === true });
-  return out;
-}
 
 test('a FIFO in the workspace is refused by read, write and edit instead of hanging the daemon', async (t) => {
   const b = await bench(t, {
@@ -33,7 +26,7 @@ test('a FIFO in the workspace is refused by read, write and edit instead of hang
   const id = b.session('pipes');
   execSync(`mkfifo '${path.join(b.store.paths(id).workspace, 'pipe')}'`);
   await b.wake(id);
-  const res = results(b.fake.requests[1]!);
+  const res = toolResults(b.fake.requests[1]!);
   for (const k of ['toolu_r', 'toolu_w', 'toolu_e']) {
     assert.equal(res.get(k)!.isError, true, k);
     assert.match(res.get(k)!.text, /not a regular file/, k);
@@ -51,7 +44,7 @@ test('grep with a catastrophically backtracking pattern is stopped by its deadli
   const ticker = setInterval(() => ticks++, 50);
   await b.wake(id);
   clearInterval(ticker);
-  const r = results(b.fake.requests[1]!).get('toolu_g')!;
+  const r = toolResults(b.fake.requests[1]!).get('toolu_g')!;
   assert.equal(r.isError, true);
   assert.match(r.text, /grep stopped after 1000 ms/);
   assert.ok(ticks >= 10, `the event loop kept running (${ticks} ticks)`);
@@ -61,7 +54,7 @@ test('glob cannot list the host through brace expansion', async (t) => {
   const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_g', name: 'glob', input: { pattern: '{/etc,x}/pass*' } }, { id: 'toolu_h', name: 'glob', input: { pattern: '{../*,a}' } }] }, { text: 'ok' }] });
   const id = b.session('glob');
   await b.wake(id);
-  const res = results(b.fake.requests[1]!);
+  const res = toolResults(b.fake.requests[1]!);
   assert.doesNotMatch(res.get('toolu_g')!.text, /passwd/);
   assert.equal(res.get('toolu_h')!.text.includes('session.json'), false);
 });
@@ -124,8 +117,8 @@ test('command output cannot fake the end marker: history is off and each command
   });
   const id = b.session('spoof');
   await b.wake(id);
-  assert.equal(results(b.fake.requests[1]!).get('toolu_1')!.text, 'done', 'no history to read the markers from');
-  const r2 = results(b.fake.requests[2]!).get('toolu_2')!;
+  assert.equal(toolResults(b.fake.requests[1]!).get('toolu_1')!.text, 'done', 'no history to read the markers from');
+  const r2 = toolResults(b.fake.requests[2]!).get('toolu_2')!;
   assert.equal(r2.isError, true);
   assert.match(r2.text, /\[exit code 3\]$/);
 });

@@ -2,18 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, textOf } from '../helpers/run.js';
+import { bench, textOf, toolResults } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
-import type { RecordedRequest } from '../helpers/fake-anthropic.js';
-
-type Block = Record<string, unknown>;
-/** The tool_result blocks of the last user message of a request, by toolu id. */
-function results(req: RecordedRequest): Map<string, { text: string; isError: boolean }> {
-  const last = req.body.messages[req.body.messages.length - 1]!;
-  const out = new Map<string, { text: string; isError: boolean }>();
-  for (const b of last.content as Block[]) if (b.type === 'tool_result') out.set(String(b.tool_use_id), { text: textOf(b.content), isError: b.is_error === true });
-  return out;
-}
 
 test('tool round trip: assistant content echoed unchanged, results paired by toolu id', async (t) => {
   const b = await bench(t, {
@@ -36,7 +26,7 @@ test('tool round trip: assistant content echoed unchanged, results paired by too
       { type: 'tool_use', id: 'toolu_B', name: 'write', input: { file_path: 'hello.txt', content: 'hi' } },
     ],
   });
-  const res = results(b.fake.requests[1]!);
+  const res = toolResults(b.fake.requests[1]!);
   assert.deepEqual([...res.keys()], ['toolu_A', 'toolu_B']);
   assert.equal(res.get('toolu_A')!.text, 'from-bash');
   assert.match(res.get('toolu_B')!.text, /wrote 2 bytes to \/workspace\/hello\.txt/);
@@ -69,7 +59,7 @@ test('every file tool: write, read (range), edit (once / ambiguous / all), glob,
   });
   const id = b.session('files');
   await b.wake(id);
-  const res = results(b.fake.requests[1]!);
+  const res = toolResults(b.fake.requests[1]!);
   assert.equal(res.get('toolu_r')!.text, '2\tbeta\n3\tgamma');
   assert.match(res.get('toolu_e1')!.text, /replaced 1 occurrence/);
   assert.equal(res.get('toolu_e2')!.isError, true);
@@ -104,7 +94,7 @@ test('file tools refuse escapes by .., absolute path, symlinked file and symlink
   fs.symlinkSync(p.snapshot, path.join(p.workspace, 'leak'));
   fs.symlinkSync(p.dir, path.join(p.workspace, 'outdir'));
   await b.wake(id);
-  const res = results(b.fake.requests[1]!);
+  const res = toolResults(b.fake.requests[1]!);
   for (const k of ['toolu_1', 'toolu_2', 'toolu_3', 'toolu_4', 'toolu_6', 'toolu_7']) assert.equal(res.get(k)!.isError, true, k);
   for (const k of ['toolu_1', 'toolu_2', 'toolu_3', 'toolu_4']) assert.match(res.get(k)!.text, /outside the workspace/, k);
   assert.match(res.get('toolu_7')!.text, /read-only/);
@@ -129,7 +119,7 @@ test('invalid tool input and unknown tools become error results naming the probl
   });
   const id = b.session('bad inputs');
   await b.wake(id);
-  const res = results(b.fake.requests[1]!);
+  const res = toolResults(b.fake.requests[1]!);
   assert.match(res.get('toolu_1')!.text, /^invalid input for read: file_path: .*expected string/);
   assert.match(res.get('toolu_2')!.text, /^invalid input for bash: command: expected a command, or restart: true/);
   assert.match(res.get('toolu_3')!.text, /^invalid input for schedule_wake: delay_seconds: expected exactly one of delay_seconds or at/);
@@ -152,7 +142,7 @@ test('shell state: cd and export persist within a run, the cwd across runs (runt
   });
   const id = b.session('first');
   await b.wake(id);
-  assert.equal(results(b.fake.requests[2]!).get('toolu_2')!.text, '/workspace/proj\nmode=fast');
+  assert.equal(toolResults(b.fake.requests[2]!).get('toolu_2')!.text, '/workspace/proj\nmode=fast');
   const shellJson = JSON.parse(fs.readFileSync(path.join(b.store.paths(id).runtime, 'shell.json'), 'utf8'));
   assert.equal(shellJson.cwd, '/workspace/proj');
   assert.equal(shellJson.alive, false, 'the shell is closed when the run ends');
@@ -162,7 +152,7 @@ test('shell state: cd and export persist within a run, the cwd across runs (runt
   assert.equal(fs.readFileSync(path.join(b.store.paths(id).runtime, 'last-shell-output.txt'), 'utf8'), '/workspace/proj\nmode=fast');
   b.store.appendUserEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'second' }] });
   await b.wake(id);
-  assert.equal(results(b.fake.requests[4]!).get('toolu_3')!.text, '/workspace/proj', 'a new shell starts where the last one stood');
+  assert.equal(toolResults(b.fake.requests[4]!).get('toolu_3')!.text, '/workspace/proj', 'a new shell starts where the last one stood');
 });
 
 test('output over the limit is saved to a workspace file; the model gets head, tail and path', async (t) => {
@@ -172,7 +162,7 @@ test('output over the limit is saved to a workspace file; the model gets head, t
   writeAgent(b.h, 'test', { environment: 'small' });
   const id = b.session('big output');
   await b.wake(id);
-  const text = results(b.fake.requests[1]!).get('toolu_big')!.text;
+  const text = toolResults(b.fake.requests[1]!).get('toolu_big')!.text;
   assert.ok(text.length < 2600, `${text.length} chars`);
   assert.match(text, /^1\n2\n3\n/);
   assert.match(text, /19999\n20000$/);

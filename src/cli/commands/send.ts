@@ -1,12 +1,7 @@
 import { createInterface } from 'node:readline';
 import { sendMessage } from '../../core/session-ops.js';
 import { UsageError, type CommandSpec } from '../command.js';
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
-  return Buffer.concat(chunks).toString('utf8');
-}
+import { readStdin } from '../stdin.js';
 
 export const send: CommandSpec = {
   path: ['send'],
@@ -35,7 +30,7 @@ export const send: CommandSpec = {
       return;
     }
     if (args.text === undefined) throw new UsageError(`missing argument <text> (usage: openboa send <id> <text>)`);
-    const text = args.text === '-' ? (await readAll(ctx.stdin)).replace(/\r?\n$/, '') : [args.text, ...rest].join(' ');
+    const text = args.text === '-' ? await readStdin(ctx.stdin) : [args.text, ...rest].join(' ');
     const e = sendMessage(ctx.store, id, text);
     ctx.out.result({ id: e.id, type: e.type, created_at: e.created_at }, e.id);
   },
