@@ -38,6 +38,8 @@ export interface DaemonOptions {
   concurrency: number;
   /** chokidar polling instead of native events (network filesystems). */
   poll: boolean;
+  /** Polling interval, ms (default 1000). */
+  pollIntervalMs?: number;
   /** Period of the safety sweep, ms. */
   sweepMs: number;
   json: boolean;
@@ -88,6 +90,7 @@ export class Daemon {
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
       poll: o.poll,
+      ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
       onHint: (id) => this.evaluate(id),
       onGone: (id) => this.forget(id),
       onWarn: (m) => this.log.notice(m),

@@ -16,9 +16,9 @@ export interface TestDaemon {
   until(cond: () => boolean, ms?: number): Promise<void>;
 }
 
-export async function startDaemon(t: TestContext, b: Bench, o: { concurrency?: number; sweepMs?: number } = {}): Promise<TestDaemon> {
+export async function startDaemon(t: TestContext, b: Bench, o: { concurrency?: number; sweepMs?: number; poll?: boolean; pollIntervalMs?: number } = {}): Promise<TestDaemon> {
   const lines: string[] = [];
-  const d = new Daemon(b.rt, { concurrency: o.concurrency ?? 4, poll: false, sweepMs: o.sweepMs ?? 30_000, json: true, write: (l) => lines.push(l) });
+  const d = new Daemon(b.rt, { concurrency: o.concurrency ?? 4, poll: o.poll ?? false, ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}), sweepMs: o.sweepMs ?? 30_000, json: true, write: (l) => lines.push(l) });
   t.after(() => d.stop());
   await d.start();
   const waitFor = <T>(check: () => T | undefined, ms: number, what: string) =>

@@ -116,3 +116,15 @@ test('exit ends the shell; the result says so', { skip }, async (t) => {
   assert.equal(r.output, 'bye');
   assert.equal(sh.alive, false);
 });
+
+test('unshare-net (sandbox: auto without bwrap): the network is closed, files are not confined', { skip: caps.unshare ? false : `unshare does not work here: ${caps.notes.join('; ')}` }, async (t) => {
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.root, 'ws');
+  fs.mkdirSync(ws);
+  const sh = await PtyShell.start({ isolation: 'unshare-net', network: 'none', mounts: [], env: { PATH: '/usr/bin:/bin', HOME: ws }, cwd: ws, hostCwd: ws });
+  t.after(() => sh.kill());
+  const r = await sh.exec("pwd; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; (exec 3<>/dev/tcp/1.1.1.1/80) 2>&1 || echo no-route", { timeoutMs: 10_000 });
+  assert.match(r.output, new RegExp(`^${ws}$`, 'm'));
+  assert.match(r.output, /^lo$/m);
+  assert.match(r.output, /no-route/);
+});
