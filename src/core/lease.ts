@@ -32,6 +32,9 @@ export const LeaseOwner = z.object({
   acquired_at: z.string(),
   /** Wall-clock ms when the lock was made (not the injectable clock): matches the lock dir's birth time. */
   locked_ms: z.number().optional(),
+  /** This boot of this machine, and the holder's PID namespace: only with both equal is its pid ours to judge. */
+  boot_id: z.string().optional(),
+  pid_ns: z.string().optional(),
 });
 export type LeaseOwner = z.infer<typeof LeaseOwner>;
 
@@ -59,6 +62,16 @@ export async function acquireLease(p: SessionPaths, opts: AcquireOptions): Promi
   }
 }
 
+function readOr(fn: () => string): string | undefined {
+  try {
+    return fn().trim();
+  } catch {
+    return undefined;
+  }
+}
+const BOOT_ID = readOr(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8'));
+const PID_NS = readOr(() => fs.readlinkSync('/proc/self/ns/pid'));
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -69,32 +82,47 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * A lease whose holder died on this machine need not wait to go stale: if
- * lease.json names a pid of this host that no longer exists, and lease.json
- * was written for this very lock directory (its birth time matches), the lock
- * is removed at once. Anything uncertain (another host, a live or reused pid,
- * a filesystem without birth times) falls back to proper-lockfile's staleness.
+ * A lease whose holder died on this machine need not wait to go stale. It is
+ * broken at once only when all of this holds: lease.json was written for this
+ * very lock directory (its birth time matches), by a process of this boot of
+ * this machine and of our PID namespace (so its pid means what it says here),
+ * and that pid no longer exists. The lock is taken away by renaming it to a
+ * tombstone, and the tombstone is checked to be the one judged dead, so two
+ * breakers cannot remove a lock a third just made. Anything uncertain (another
+ * host or container, a live or reused pid, no birth times) falls back to
+ * proper-lockfile's staleness.
  */
 function breakAbandoned(p: SessionPaths): boolean {
   const owner = readLeaseOwner(p);
-  if (!owner || owner.host !== os.hostname() || owner.locked_ms === undefined || pidAlive(owner.pid)) return false;
-  const born = () => {
+  if (!owner || owner.host !== os.hostname() || owner.locked_ms === undefined) return false;
+  if (!BOOT_ID || !PID_NS || owner.boot_id !== BOOT_ID || owner.pid_ns !== PID_NS || pidAlive(owner.pid)) return false;
+  const born = (dir: string) => {
     try {
-      return fs.statSync(p.lease).birthtimeMs;
+      return fs.statSync(dir).birthtimeMs;
     } catch {
       return 0;
     }
   };
-  const b = born();
+  const b = born(p.lease);
   if (!b || Math.abs(b - owner.locked_ms) > 2000) return false;
-  if (born() !== b) return false; // changed under us: someone else got there first
+  const tomb = `${p.lease}.dead-${process.pid}-${Date.now()}`;
   try {
-    fs.rmdirSync(p.lease);
-    fs.rmSync(p.leaseOwner, { force: true });
-    return true;
+    fs.renameSync(p.lease, tomb);
   } catch {
+    return false; // gone or taken meanwhile
+  }
+  if (born(tomb) !== b) {
+    // We took a fresh lock that replaced the dead one in between: give it back.
+    try {
+      fs.renameSync(tomb, p.lease);
+    } catch {
+      // its owner will notice (onCompromised) and stop
+    }
     return false;
   }
+  fs.rmSync(tomb, { recursive: true, force: true });
+  fs.rmSync(p.leaseOwner, { force: true });
+  return true;
 }
 
 async function lockOnce(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
@@ -127,6 +155,8 @@ async function lockOnce(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
     wake_id: opts.wakeId ?? null,
     acquired_at: opts.nowIso,
     locked_ms: Date.now(),
+    ...(BOOT_ID ? { boot_id: BOOT_ID } : {}),
+    ...(PID_NS ? { pid_ns: PID_NS } : {}),
   };
   try {
     writeJsonAtomic(p.leaseOwner, owner, { durable: false });

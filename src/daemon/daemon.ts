@@ -64,8 +64,10 @@ export class Daemon {
   private readonly queued = new Set<string>();
   private readonly running = new Map<string, Running>();
   private readonly known = new Map<string, Known>();
-  /** Sessions another process holds: not retried before this time. */
+  /** Sessions another process holds, or that spin without progress: not run before this time. */
   private readonly blockedUntil = new Map<string, number>();
+  /** Executed runs in a row that took nothing in (no events, no revisits). */
+  private readonly idleRuns = new Map<string, number>();
   private readonly scheduler: DueScheduler;
   private readonly watcher: SessionWatcher;
   private readonly log: OperatorLog;
@@ -226,12 +228,20 @@ export class Daemon {
       }
     } finally {
       this.running.delete(id);
+      if (result?.outcome === 'executed') {
+        const progress = result.processed_event_ids.length > 0 || result.wakes_consumed.length > 0;
+        if (progress) this.idleRuns.delete(id);
+        else this.idleRuns.set(id, (this.idleRuns.get(id) ?? 0) + 1);
+      }
       // After a run, look again (work may have arrived). After a skip, only
       // arm the due time: re-queueing at once could spin if the daemon's view
       // and the run's ever disagreed; any new append is a fresh hint anyway.
       if (!this.stopping) {
         if (skipped && !entry.dirty) this.armDue(id);
-        else if (this.evaluate(id)) recordActivation(runtimeDir, { kind: 'requeued', at: at(), reason: 'more work arrived during the run' });
+        else {
+          this.guardSpin(id, runtimeDir);
+          if (this.evaluate(id)) recordActivation(runtimeDir, { kind: 'requeued', at: at(), reason: 'more work arrived during the run' });
+        }
       }
       if (result) {
         this.results.push(result);
@@ -239,6 +249,27 @@ export class Daemon {
         for (const f of this.resultListeners) f(result);
       }
     }
+  }
+
+  /**
+   * A session that ran twice in a row without taking anything in, and would
+   * run again at once, is spinning (a failure that repeats before any
+   * progress): it backs off like a failing run, 2 s doubling to 5 min.
+   */
+  private guardSpin(id: string, runtimeDir: string) {
+    const n = this.idleRuns.get(id) ?? 0;
+    if (n < 2) return;
+    let again = false;
+    try {
+      again = planRun(this.rt.store.snapshot(id, { persist: false }), this.rt.deps.clock.now(), {}).runnable;
+    } catch {
+      return;
+    }
+    if (!again) return;
+    const until = this.rt.deps.clock.now() + backoffMs(n - 2);
+    this.blockedUntil.set(id, until);
+    this.log.notice(`session ${id} made no progress in ${n} runs in a row; next try at ${iso(until)}`, { session_id: id, retry_at: iso(until) });
+    recordActivation(runtimeDir, { kind: 'blocked', at: iso(this.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
   }
 
   private armDue(id: string) {

@@ -255,6 +255,8 @@ export async function runHarness(run: RunState): Promise<Ending> {
       await runTool(run, e, warn);
     }
     if (repeated) {
+      // Asks of this reply are not left open: the run is over, and an open ask would hold back the next message.
+      if (asks.length) run.emit(asks.map((id) => ({ type: 'agent.tool_result' as const, tool_use_id: id, content: [{ type: 'text' as const, text: `not asked: the run stopped at a repeated call of ${(repeated as ToolUseEvent).name}` }], is_error: true })));
       error(run, { type: 'tool_use_limit_reached_error', code: 'repeated_tool_call', message: `${repeated.name} was called ${REPEAT_STOP} times with the same input in one run; the run stops here (send a message to go on)`, retry: 'exhausted' });
       return { kind: 'idle', stop: { type: 'retries_exhausted' } };
     }

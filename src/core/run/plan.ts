@@ -58,7 +58,8 @@ export function nextDueMs(s: SessionSnapshot): number | null {
   const consider = (t: number) => {
     if (Number.isFinite(t) && (min === null || t < min)) min = t;
   };
-  if (s.status === 'rescheduling' && s.retry_at) consider(Date.parse(s.retry_at));
+  // While a failed run backs off, nothing else runs before its retry: revisits wait for it.
+  if (s.status === 'rescheduling' && s.retry_at) return Date.parse(s.retry_at);
   if (openActions(s).length === 0) for (const w of s.pending_wakes) consider(Date.parse(w.due_at));
   return min;
 }

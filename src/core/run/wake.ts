@@ -29,7 +29,7 @@ import { ShellSession } from '../sandbox/shell-session.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { openActions } from '../store/fold.js';
 import { planRun, type RunPlan } from './plan.js';
-import type { NewEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
+import type { NewEvent, PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { buildRunEnvironment, virtualMounts } from './environment.js';
 import { LogWindow } from './log-window.js';
 import { RuntimeFiles } from './runtime-files.js';
@@ -81,6 +81,8 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
       snap = store.snapshot(sessionId, { pin: true });
       plan = planRun(snap, deps.clock.now(), opts);
     }
+    // Stopped (shutdown, interrupt) while the lease was being taken: do not start.
+    if (opts.signal?.aborted) return result(snap, { outcome: 'skipped', skip_reason: 'aborted', wake_id: null, errors: reported });
     opts.onStart?.({ wakeId: runId, trigger: plan.trigger });
     return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, opts, result });
   } finally {
@@ -133,12 +135,24 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   } catch (e) {
     const msg = OpenboaError.is(e) ? e.message : `cannot load the session's definitions: ${(e as Error).message}`;
     const retryAt = iso(deps.clock.now() + backoffMs(snap.consecutive_failures));
-    emitBase([
-      { type: 'session.error', error: { type: 'unknown_error', code: 'invalid_definition', message: msg, retry_status: { type: 'retrying' } } },
-      { type: 'session.status_rescheduled', reason: `invalid_definition: ${msg}`, retry_at: retryAt },
-    ]);
+    const error: NewEvent = { type: 'session.error', error: { type: 'unknown_error', code: 'invalid_definition', message: msg, retry_status: { type: 'retrying' } } };
+    // An interrupt needs no model: honour it even now, so it cannot keep the session spinning.
+    const interrupts = plan.take.filter((p) => p.type === 'user.interrupt');
+    if (interrupts.length) {
+      closeForInterrupt(store, sessionId, emitBase);
+      const rest = store.snapshot(sessionId, { persist: false }).pending_events.filter((p) => p.type !== 'user.interrupt');
+      emitBase([
+        { type: 'session.status_running', wake_id: runId, trigger: plan.trigger, processed_event_ids: interrupts.map((p) => p.id) },
+        error,
+        rest.length
+          ? { type: 'session.status_rescheduled', reason: `invalid_definition: ${msg}`, retry_at: retryAt }
+          : { type: 'session.status_idle', wake_id: runId, stop_reason: { type: 'end_turn' }, stop_details: null },
+      ]);
+    } else {
+      emitBase([error, { type: 'session.status_rescheduled', reason: `invalid_definition: ${msg}`, retry_at: retryAt }]);
+    }
     const after = store.snapshot(sessionId);
-    return x.result(after, { trigger: plan.trigger, errors: [...x.reported, msg] });
+    return x.result(after, { trigger: plan.trigger, processed_event_ids: interrupts.map((p) => p.id), errors: [...x.reported, msg] });
   }
 
   const wakeReason = describeReason(plan, snap);
@@ -156,6 +170,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   };
   const onExternal = () => abort((x.opts.signal?.reason as AbortReason | undefined)?.kind ? (x.opts.signal?.reason as AbortReason) : { kind: 'shutdown' });
   x.opts.signal?.addEventListener('abort', onExternal, { once: true });
+  if (x.opts.signal?.aborted) onExternal(); // aborted before we listened
   const onLease = () => abort({ kind: 'lease_lost', message: String((x.lease.signal.reason as Error)?.message ?? 'lease lost') });
   x.lease.signal.addEventListener('abort', onLease, { once: true });
   const deadlineS = agent.def.limits.max_wake_seconds;
@@ -230,13 +245,15 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     if (env.missingSecrets.length) {
       appendError(run, { type: 'unknown_error', code: 'missing_secret', message: `environment ${environment.id}: the secret(s) ${env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
     }
-    if (plan.interrupt) {
+    if (plan.interrupt || (plan.recovery && snap.interrupt_taken && plan.take.length === 0)) {
+      // A run that died while honouring an interrupt is finished the same way, not continued.
+      if (!plan.interrupt) applyInterrupt(run);
       const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
       ending = continues ? await runHarness(run) : { kind: 'idle', stop: { type: 'end_turn' } };
     } else {
-      await settleAnswers(run, plan);
-      const still = openActions(store.snapshot(sessionId, { persist: false }));
-      ending = still.length ? { kind: 'idle', stop: { type: 'requires_action', event_ids: still.map((u) => u.id) } } : await runHarness(run);
+      await settleAnswers(run, plan.take);
+      const still = await settleLateAnswers(run);
+      ending = still.length ? { kind: 'idle', stop: { type: 'requires_action', event_ids: still } } : await runHarness(run);
     }
     if (ending.kind === 'interrupted') ending = finishInterrupt(run);
   } catch (e) {
@@ -312,8 +329,8 @@ function findEvent(run: RunState, id: string): SessionEvent | null {
 }
 
 /** Runs allowed tool uses with the input stored in the log, and denies the denied ones. */
-async function settleAnswers(run: RunState, plan: RunPlan) {
-  for (const p of plan.take) {
+async function settleAnswers(run: RunState, answers: readonly PendingEvent[]) {
+  for (const p of answers) {
     if (p.type !== 'user.tool_confirmation') continue;
     const conf = findEvent(run, p.id);
     if (!conf || conf.type !== 'user.tool_confirmation') continue;
@@ -331,15 +348,34 @@ async function settleAnswers(run: RunState, plan: RunPlan) {
   }
 }
 
-/** An interrupt: close every open tool use as an error and cancel the queued revisits. */
-function applyInterrupt(run: RunState) {
-  const s = run.rt.store.snapshot(run.sessionId, { persist: false });
-  const open = s.open_tool_uses;
-  if (open.length) {
-    run.emit(open.map((u) => ({ type: 'agent.tool_result' as const, tool_use_id: u.id, content: [{ type: 'text' as const, text: 'interrupted by the user before completion' }], is_error: true })));
+/**
+ * Answers that arrive while the run settles the first ones (a second
+ * confirmation a moment later) are taken into this run too, before anything
+ * asks the model. Returns the tool uses still waiting for an answer.
+ */
+async function settleLateAnswers(run: RunState): Promise<string[]> {
+  for (;;) {
+    const s = run.rt.store.snapshot(run.sessionId, { persist: false });
+    const late = s.pending_events.filter((p) => p.type === 'user.tool_confirmation' || p.type === 'user.custom_tool_result');
+    if (late.length === 0 || run.controller.signal.aborted) {
+      return s.open_tool_uses.filter((u) => u.kind === 'custom' || u.permission === 'ask').map((u) => u.id);
+    }
+    run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: late.map((p) => p.id), continuation: true }]);
+    await settleAnswers(run, late);
   }
-  const ids = s.pending_wakes.map((w) => w.id);
-  run.rt.store.settleWakes(run.sessionId, 'wake.cancelled', ids, { reason: 'user.interrupt' });
+}
+
+/** An interrupt's effects: every open tool use closed as an error, every queued revisit cancelled. Idempotent. */
+export function closeForInterrupt(store: Runtime['store'], sessionId: string, emit: (events: NewEvent[]) => unknown) {
+  const s = store.snapshot(sessionId, { persist: false });
+  if (s.open_tool_uses.length) {
+    emit(s.open_tool_uses.map((u) => ({ type: 'agent.tool_result' as const, tool_use_id: u.id, content: [{ type: 'text' as const, text: 'interrupted by the user before completion' }], is_error: true })));
+  }
+  store.settleWakes(sessionId, 'wake.cancelled', s.pending_wakes.map((w) => w.id), { reason: 'user.interrupt' });
+}
+
+function applyInterrupt(run: RunState) {
+  closeForInterrupt(run.rt.store, run.sessionId, (events) => run.emit(events));
 }
 
 /** After an in-flight abort by an interrupt: take the interrupt in, close the turn. */

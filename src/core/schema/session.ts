@@ -94,6 +94,8 @@ export const SessionSnapshot = z.object({
   last_wake_id: z.string().nullable(),
   /** When status is rescheduling: when the next attempt is due. */
   retry_at: Timestamp.nullable(),
+  /** The run in progress took in a user.interrupt (so a recovery must finish it, not continue the turn). */
+  interrupt_taken: z.boolean().default(false),
   /** Runs in a row that ended in an error or a reschedule; 0 after a clean stop. */
   consecutive_failures: z.number().int().nonnegative(),
 

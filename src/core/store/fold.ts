@@ -35,6 +35,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     running_wake_id: null,
     last_wake_id: null,
     retry_at: null,
+    interrupt_taken: false,
     consecutive_failures: 0,
     usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0 },
     pending_events: [],
@@ -157,6 +158,8 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       s.running_wake_id = e.wake_id;
       s.last_wake_id = e.wake_id;
       const taken = new Set(e.processed_event_ids);
+      if (!e.continuation) s.interrupt_taken = false;
+      if (s.pending_events.some((p) => taken.has(p.id) && p.type === 'user.interrupt')) s.interrupt_taken = true;
       s.pending_events = s.pending_events.filter((p) => !taken.has(p.id));
       // A wake is taken when a run lists it, even if its wake.consumed record never made it.
       for (const w of e.wakes ?? []) {
@@ -168,6 +171,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       break;
     }
     case 'session.status_idle':
+      s.interrupt_taken = false;
       s.status = 'idle';
       s.stop_reason = e.stop_reason;
       s.running_wake_id = null;
@@ -176,6 +180,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       if (e.wake_id) s.last_wake_id = e.wake_id;
       break;
     case 'session.status_rescheduled':
+      s.interrupt_taken = false;
       s.status = 'rescheduling';
       s.stop_reason = null;
       s.running_wake_id = null;
