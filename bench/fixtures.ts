@@ -55,3 +55,31 @@ export function manySessions(b: BenchHome, n: number): string[] {
   }
   return ids;
 }
+
+/**
+ * The lines of a long-lived conversation: each turn is a message, the run
+ * that takes it in, a model call with a tool round trip, a reply and the idle
+ * record (10 lines). Returns `count` lines.
+ */
+export function conversationLines(count: number): string[] {
+  const ts = new Date().toISOString();
+  const usage = { input_tokens: 900, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const out: string[] = [];
+  for (let k = 1; out.length < count; k++) {
+    const wake = `wrun_old_${k}`;
+    const turn = [
+      { id: `sevt_u${k}`, type: 'user.message', created_at: ts, content: [{ type: 'text', text: `message ${k}: please look at the notes and tell me what changed since yesterday` }] },
+      { id: `sevt_r${k}`, type: 'session.status_running', created_at: ts, wake_id: wake, trigger: 'event', processed_event_ids: [`sevt_u${k}`] },
+      { id: `sevt_s${k}`, type: 'span.model_request_start', created_at: ts, wake_id: wake },
+      { id: `sevt_t${k}`, type: 'agent.tool_use', created_at: ts, wake_id: wake, name: 'read', input: { file_path: '/workspace/notes.md' }, model_tool_use_id: `toolu_${k}`, evaluated_permission: 'allow' },
+      { id: `sevt_e${k}`, type: 'span.model_request_end', created_at: ts, wake_id: wake, model_request_start_id: `sevt_s${k}`, is_error: false, model_usage: usage },
+      { id: `sevt_o${k}`, type: 'agent.tool_result', created_at: ts, wake_id: wake, tool_use_id: `sevt_t${k}`, content: [{ type: 'text', text: '1\t# Notes\n2\t- nothing new' }], is_error: false },
+      { id: `sevt_S${k}`, type: 'span.model_request_start', created_at: ts, wake_id: wake },
+      { id: `sevt_m${k}`, type: 'agent.message', created_at: ts, wake_id: wake, content: [{ type: 'text', text: 'Nothing changed since yesterday.' }] },
+      { id: `sevt_E${k}`, type: 'span.model_request_end', created_at: ts, wake_id: wake, model_request_start_id: `sevt_S${k}`, is_error: false, model_usage: usage },
+      { id: `sevt_i${k}`, type: 'session.status_idle', created_at: ts, wake_id: wake, stop_reason: { type: 'end_turn' }, stop_details: null },
+    ];
+    for (const e of turn) if (out.length < count) out.push(JSON.stringify(e));
+  }
+  return out;
+}

@@ -13,37 +13,12 @@ import { SessionStore } from '../src/core/store/session-store.js';
 import { Home } from '../src/core/home.js';
 import { systemDeps } from '../src/core/deps.js';
 import { median, percentile, round, timeSync } from './stats.js';
+import { conversationLines } from './fixtures.js';
 
 function fillSession(store: SessionStore, lines: number): { id: string; cursorBeforeTail: ReturnType<typeof readLines>['cursor']; snapshotText: string } {
   const s = store.create({ agentId: 'demo', environmentId: 'local' });
   const p = store.paths(s.id);
-  const batch: string[] = [];
-  // A long-lived conversation: each turn is a message, the run that takes it
-  // in, a model call, a tool round trip and the idle record (10 lines).
-  let n = 1;
-  const ts = new Date().toISOString();
-  while (n < lines) {
-    const k = n;
-    const wake = `wrun_${k}`;
-    const turn = [
-      { id: `sevt_u${k}`, type: 'user.message', created_at: ts, content: [{ type: 'text', text: `message number ${k} with a little padding to look like real text` }] },
-      { id: `sevt_r${k}`, type: 'session.status_running', created_at: ts, wake_id: wake, trigger: 'event', processed_event_ids: [`sevt_u${k}`] },
-      { id: `sevt_s${k}`, type: 'span.model_request_start', created_at: ts, wake_id: wake },
-      { id: `sevt_m${k}`, type: 'agent.message', created_at: ts, wake_id: wake, content: [{ type: 'text', text: 'Let me check that file for you.' }] },
-      { id: `sevt_t${k}`, type: 'agent.tool_use', created_at: ts, wake_id: wake, name: 'read', input: { file_path: '/workspace/notes.md' }, model_tool_use_id: `toolu_${k}`, evaluated_permission: 'allow' },
-      { id: `sevt_e${k}`, type: 'span.model_request_end', created_at: ts, wake_id: wake, model_request_start_id: `sevt_s${k}`, is_error: false, model_usage: { input_tokens: 900, output_tokens: 40, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
-      { id: `sevt_o${k}`, type: 'agent.tool_result', created_at: ts, wake_id: wake, tool_use_id: `sevt_t${k}`, content: [{ type: 'text', text: '# Notes\n- all fine' }], is_error: false },
-      { id: `sevt_S${k}`, type: 'span.model_request_start', created_at: ts, wake_id: wake },
-      { id: `sevt_E${k}`, type: 'span.model_request_end', created_at: ts, wake_id: wake, model_request_start_id: `sevt_S${k}`, is_error: false, model_usage: { input_tokens: 950, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
-      { id: `sevt_i${k}`, type: 'session.status_idle', created_at: ts, wake_id: wake, stop_reason: { type: 'end_turn' }, stop_details: null },
-    ];
-    for (const e of turn) {
-      if (n >= lines) break;
-      batch.push(JSON.stringify(e));
-      n++;
-    }
-    if (batch.length >= 5000) appendLines(p.events, batch.splice(0));
-  }
+  const batch = conversationLines(lines - 1);
   // leave the last 10 for the timed part
   const tail = batch.length >= 10 ? batch.splice(batch.length - 10) : [];
   appendLines(p.events, batch);

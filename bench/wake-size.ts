@@ -10,40 +10,15 @@ import { appendLines } from '../src/core/store/jsonl.js';
 import { wake } from '../src/core/run/wake.js';
 import { sendMessage } from '../src/core/session-ops.js';
 import { systemDeps } from '../src/core/deps.js';
-import { benchHome } from './fixtures.js';
+import { benchHome, conversationLines } from './fixtures.js';
 import { median, round } from './stats.js';
 
-export function fillLongSession(b: ReturnType<typeof benchHome>, id: string, events: number) {
+function fillLongSession(b: ReturnType<typeof benchHome>, id: string, events: number) {
   const p = b.store.paths(id);
-  const ts = new Date().toISOString();
-  const batch: string[] = [];
-  let n = 1;
-  let k = 0;
-  while (n < events) {
-    k++;
-    const wake = `wrun_old_${k}`;
-    const turn = [
-      { id: `sevt_u${k}`, type: 'user.message', created_at: ts, content: [{ type: 'text', text: `message ${k}: please look at the notes and tell me what changed since yesterday` }] },
-      { id: `sevt_r${k}`, type: 'session.status_running', created_at: ts, wake_id: wake, trigger: 'event', processed_event_ids: [`sevt_u${k}`] },
-      { id: `sevt_s${k}`, type: 'span.model_request_start', created_at: ts, wake_id: wake },
-      { id: `sevt_t${k}`, type: 'agent.tool_use', created_at: ts, wake_id: wake, name: 'read', input: { file_path: '/workspace/notes.md' }, model_tool_use_id: `toolu_${k}`, evaluated_permission: 'allow' },
-      { id: `sevt_e${k}`, type: 'span.model_request_end', created_at: ts, wake_id: wake, model_request_start_id: `sevt_s${k}`, is_error: false, model_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
-      { id: `sevt_o${k}`, type: 'agent.tool_result', created_at: ts, wake_id: wake, tool_use_id: `sevt_t${k}`, content: [{ type: 'text', text: '1\t# Notes\n2\t- nothing new' }], is_error: false },
-      { id: `sevt_S${k}`, type: 'span.model_request_start', created_at: ts, wake_id: wake },
-      { id: `sevt_m${k}`, type: 'agent.message', created_at: ts, wake_id: wake, content: [{ type: 'text', text: 'Nothing changed since yesterday.' }] },
-      { id: `sevt_E${k}`, type: 'span.model_request_end', created_at: ts, wake_id: wake, model_request_start_id: `sevt_S${k}`, is_error: false, model_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
-      { id: `sevt_i${k}`, type: 'session.status_idle', created_at: ts, wake_id: wake, stop_reason: { type: 'end_turn' }, stop_details: null },
-    ];
-    for (const e of turn) {
-      if (n >= events) break;
-      batch.push(JSON.stringify(e));
-      n++;
-    }
-    if (batch.length >= 5000) appendLines(p.events, batch.splice(0));
-  }
-  appendLines(p.events, batch);
+  const lines = conversationLines(events - 1);
+  for (let i = 0; i < lines.length; i += 5000) appendLines(p.events, lines.slice(i, i + 5000));
   // close a possibly half-written turn, as a finished run would have
-  appendLines(p.events, [JSON.stringify({ id: 'sevt_fill_end', type: 'session.status_idle', created_at: ts, wake_id: 'wrun_fill', stop_reason: { type: 'end_turn' }, stop_details: null })]);
+  appendLines(p.events, [JSON.stringify({ id: 'sevt_fill_end', type: 'session.status_idle', created_at: new Date().toISOString(), wake_id: 'wrun_fill', stop_reason: { type: 'end_turn' }, stop_details: null })]);
 }
 
 export async function benchWakeSize(runs = 60) {

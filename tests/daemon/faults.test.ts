@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execSync } from 'node:child_process';
-import { tempHome } from '../helpers/home.js';
+import { tempHome, whenExists } from '../helpers/home.js';
 import { writeAgent, textOf } from '../helpers/run.js';
 import { startFakeAnthropic, type Step } from '../helpers/fake-anthropic.js';
 import { spawnDaemon } from '../helpers/daemon-process.js';
@@ -61,18 +61,7 @@ test('kill -9 during a shell command: the tool is closed as an error and not run
   const id = await s.newSession('count once');
   const count = path.join(s.h.root, 'sessions', id, 'workspace', 'count.txt');
   const d1 = spawnDaemon(t, s.h.root, s.env);
-  await new Promise<void>((resolve) => {
-    const w = fs.watch(path.dirname(count), () => {
-      if (fs.existsSync(count)) {
-        w.close();
-        resolve();
-      }
-    });
-    if (fs.existsSync(count)) {
-      w.close();
-      resolve();
-    }
-  });
+  await whenExists(count);
   await d1.kill9();
   // The kernel tears the sandbox down after its parent died (bwrap --die-with-parent); give a loaded machine a moment.
   const alive = () => execSync(`pgrep -f '[${marker[0]}]${marker.slice(1)}' || true`).toString().trim();

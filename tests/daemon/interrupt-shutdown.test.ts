@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { validateLog } from '../helpers/event-schema.js';
+import { whenExists } from '../helpers/home.js';
 
 const interrupt = (b: Awaited<ReturnType<typeof bench>>, id: string) =>
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.interrupt","reason":"stop"}\n');
@@ -33,16 +34,10 @@ test('an interrupt during a slow streaming reply aborts the HTTP request and clo
 });
 
 test('an interrupt during `sleep 60` in bash kills the command within a second', async (t) => {
-  const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_sleep', name: 'bash', input: { command: 'sleep 60' } }] }] });
+  const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_sleep', name: 'bash', input: { command: 'echo > sleeping; sleep 60' } }] }] });
   const id = b.session('wait a minute');
   const td = await startDaemon(t, b);
-  await b.fake.waitForRequests(1);
-  // wait until the command is running in the sandbox
-  await new Promise<void>((resolve) => {
-    const check = () => (fs.existsSync(`${b.store.paths(id).runtime}/shell.json`) || b.events(id).some((e) => e.type === 'agent.tool_use') ? resolve() : setTimeout(check, 20));
-    check();
-  });
-  await new Promise((res) => setTimeout(res, 100));
+  await whenExists(`${b.store.paths(id).workspace}/sleeping`); // the command is running in the sandbox
   const t0 = Date.now();
   interrupt(b, id);
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');

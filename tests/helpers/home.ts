@@ -35,3 +35,21 @@ export function tempHome(t: TestContext | null, opts: { bundled?: boolean } = {}
     },
   };
 }
+
+/** Resolves when `file` exists; driven by fs.watch on its folder, not by polling. */
+export function whenExists(file: string): Promise<void> {
+  return new Promise((resolve) => {
+    const dir = path.dirname(file);
+    fs.mkdirSync(dir, { recursive: true });
+    const w = fs.watch(dir, () => {
+      if (fs.existsSync(file)) {
+        w.close();
+        resolve();
+      }
+    });
+    if (fs.existsSync(file)) {
+      w.close();
+      resolve();
+    }
+  });
+}

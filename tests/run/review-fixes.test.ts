@@ -8,12 +8,13 @@ import { startDaemon } from '../helpers/daemon.js';
 import { confirmToolUse, interruptSession, sendMessage } from '../../src/core/session-ops.js';
 import { nextDueMs } from '../../src/core/run/plan.js';
 import { acquireLease } from '../../src/core/lease.js';
+import { whenExists } from '../helpers/home.js';
 
 test('a second confirmation that arrives while the first tool runs is taken into the same run: both results are real', async (t) => {
   const b = await bench(t, {
     agent: { tools: { bash: { permission: 'always_ask' } } },
     steps: [
-      { toolUses: [{ id: 'toolu_a', name: 'bash', input: { command: 'sleep 0.4; echo A > a.txt; echo done-a' } }, { id: 'toolu_b', name: 'bash', input: { command: 'echo B > b.txt; echo done-b' } }] },
+      { toolUses: [{ id: 'toolu_a', name: 'bash', input: { command: 'echo > started-a; sleep 0.4; echo A > a.txt; echo done-a' } }, { id: 'toolu_b', name: 'bash', input: { command: 'echo B > b.txt; echo done-b' } }] },
       { text: 'Both done.' },
     ],
   });
@@ -22,7 +23,7 @@ test('a second confirmation that arrives while the first tool runs is taken into
   const [a, c] = b.events(id).filter((e) => e.type === 'agent.tool_use');
   confirmToolUse(b.store, id, a!.id, { allow: true });
   const running = b.wake(id);
-  await new Promise((r) => setTimeout(r, 150));
+  await whenExists(path.join(b.store.paths(id).workspace, 'started-a')); // A is running now
   confirmToolUse(b.store, id, c!.id, { allow: true });
   const r = await running;
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
