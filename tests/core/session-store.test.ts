@@ -156,6 +156,9 @@ test('wakes: scheduled, consumed, cancelled; a hand-written delay is pinned by t
   const w2 = store.scheduleWake(s.id, { due_at: '2026-11-21T10:06:00.000Z', reason: 'two', source: 'agent' });
   fs.appendFileSync(p.wakeQueue, '{"delay_seconds":60,"reason":"by hand"}\n');
   let snap = store.snapshot(s.id);
+  const onDisk = JSON.parse(fs.readFileSync(p.snapshot, 'utf8'));
+  assert.equal(onDisk.next_wake_at, '2026-11-21T10:01:00.000Z', 'session.json says when the next revisit is due');
+  assert.equal(onDisk.counts.pending_wakes, 3);
   const hand = snap.pending_wakes.find((w) => w.id === 'wake_line_3')!;
   assert.equal(hand.provisional, true);
   assert.equal(hand.due_at, '2026-11-21T10:01:00.000Z');

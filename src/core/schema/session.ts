@@ -119,5 +119,17 @@ export const SessionSnapshot = z.object({
   wakes_cancelled: z.number().int().nonnegative(),
 
   journals: z.object({ events: JournalCursor, wake_queue: JournalCursor }),
+
+  /** Derived at each fold, for people and programs reading this file: when the next revisit is due. */
+  next_wake_at: Timestamp.nullable().default(null),
+  /** Derived at each fold: how much is waiting, at a glance. */
+  counts: z
+    .object({
+      pending_events: z.number().int().nonnegative(),
+      pending_wakes: z.number().int().nonnegative(),
+      requires_action: z.number().int().nonnegative(),
+      unreported_errors: z.number().int().nonnegative(),
+    })
+    .default({ pending_events: 0, pending_wakes: 0, requires_action: 0, unreported_errors: 0 }),
 });
 export type SessionSnapshot = z.infer<typeof SessionSnapshot>;

@@ -48,7 +48,21 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     wakes_consumed: 0,
     wakes_cancelled: 0,
     journals: { events: { offset: 0, line: 0, ino: 0 }, wake_queue: { offset: 0, line: 0, ino: 0 } },
+    next_wake_at: null,
+    counts: { pending_events: 0, pending_wakes: 0, requires_action: 0, unreported_errors: 0 },
   };
+}
+
+/** Fills in the derived fields after a fold (they are never read back as input). */
+export function finishFold(s: SessionSnapshot): SessionSnapshot {
+  s.next_wake_at = nextWakeAt(s);
+  s.counts = {
+    pending_events: s.pending_events.length,
+    pending_wakes: s.pending_wakes.length,
+    requires_action: openActions(s).length,
+    unreported_errors: s.rejected.length,
+  };
+  return s;
 }
 
 const key = (file: string, line: number) => `${file}:${line}`;

@@ -31,7 +31,7 @@ import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { appendLines, readLines, START, type Cursor } from './jsonl.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
-import { applyEvent, applyRejection, applyWake, emptySnapshot } from './fold.js';
+import { applyEvent, applyRejection, applyWake, emptySnapshot, finishFold } from './fold.js';
 import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
 
 export interface StoreDeps {
@@ -176,6 +176,7 @@ export class SessionStore {
       else if (r.kind === 'invalid') applyRejection(s, 'wake-queue.jsonl', r.rejection);
     }
     s.journals.wake_queue = wq.cursor;
+    finishFold(s);
     if (!base && s.agent_id === 'unknown') {
       // No session.created: keep going (its bad first line is reported), but say so.
       s = { ...s, title: s.title ?? '(events.jsonl does not start with session.created)' };
