@@ -126,3 +126,13 @@ test('appendLines refuses a line with a newline in it', (t) => {
   assert.throws(() => appendLines(f, ['a\nb']), /must not contain/);
   assert.equal(fs.existsSync(f), false);
 });
+
+test('readLinesBefore keeps a last line longer than the bytes asked for', (t) => {
+  const f = file(t);
+  const long = `{"x":"${'y'.repeat(50_000)}"}`;
+  appendLines(f, ['first', long]);
+  const end = readLines(f).cursor;
+  const tail = readLinesBefore(f, end, 1000);
+  const last = tail[tail.length - 1]!;
+  assert.deepEqual([last.no, last.text.length], [2, long.length], 'the long last line comes back whole');
+});

@@ -134,3 +134,18 @@ test('an append waits briefly for a half-written last line to be finished instea
   assert.equal(sealed, false);
   assert.deepEqual(readLines(f).lines.map((l) => l.text), ['{"a":1}', '{"slow":2}', '{"mine":true}']);
 });
+
+test('a 10 MB message is cut to fit the context window instead of being sent whole (and refused)', async (t) => {
+  const b = await bench(t, { agent: { limits: { context_window_tokens: 20_000, max_output_tokens: 1000 } }, steps: [{ text: 'That was long.' }] });
+  const id = b.session();
+  fs.appendFileSync(b.store.paths(id).events, `${JSON.stringify({ type: 'user.message', content: `BEGIN ${'x'.repeat(10 * 1024 * 1024)} END` })}\n`);
+  const r = await b.wake(id);
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+  const sent = JSON.stringify(b.fake.requests[0]!.body.messages);
+  assert.ok(sent.length < 20_000 * 4, `sent ${sent.length} chars`);
+  assert.match(sent, /^\[\{"role":"user","content":\[\{"type":"text","text":"BEGIN x/);
+  assert.match(sent, /openboa: cut here to fit the context window; \d+ of 10485770 characters left out/);
+  const ctx = JSON.parse(fs.readFileSync(path.join(b.store.paths(id).runtime, 'context.json'), 'utf8'));
+  assert.equal(ctx.blocks_cut_to_fit, 1);
+  assert.ok(fs.readFileSync(b.store.paths(id).events, 'utf8').includes(' END'), 'the log keeps the whole message');
+});

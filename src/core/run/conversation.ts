@@ -321,3 +321,38 @@ export function fitToBudget(messages: Message[], budget: number): { messages: Me
   }
   return { messages: start ? messages.slice(start) : messages, dropped: start, tokens };
 }
+
+/**
+ * When even the newest turn does not fit (a 10 MB message, a huge pasted
+ * file), the largest text and tool-result blocks are cut down, longest first,
+ * until the request fits, so the model is never sent a request it must
+ * refuse. The full text stays in the log. Returns new messages.
+ */
+export function shrinkToBudget(messages: Message[], budget: number): { messages: Message[]; shrunk: number } {
+  let total = messages.reduce((a, m) => a + estimateTokens(m), 0);
+  if (total <= budget) return { messages, shrunk: 0 };
+  // Every text in a block we may cut: [message, block, inner text index or -1].
+  type Spot = { m: number; b: number; inner: number; chars: number };
+  const spots: Spot[] = [];
+  messages.forEach((m, mi) =>
+    (m.content as unknown as Array<Record<string, unknown>>).forEach((blk, bi) => {
+      if (blk.type === 'text') spots.push({ m: mi, b: bi, inner: -1, chars: String(blk.text).length });
+      if (blk.type === 'tool_result') (blk.content as Array<{ text: string }>).forEach((c, ci) => spots.push({ m: mi, b: bi, inner: ci, chars: c.text.length }));
+    }),
+  );
+  spots.sort((x, y) => y.chars - x.chars);
+  const out = messages.map((m) => ({ ...m, content: m.content.map((c) => ({ ...c })) })) as Message[];
+  let shrunk = 0;
+  for (const sp of spots) {
+    if (total <= budget) break;
+    const keep = Math.max(2000, Math.floor(sp.chars - (total - budget) * 4));
+    if (keep >= sp.chars) continue;
+    const blk = out[sp.m]!.content[sp.b] as unknown as Record<string, unknown>;
+    const cut = (t: string) => `${t.slice(0, keep)}\n[openboa: cut here to fit the context window; ${t.length - keep} of ${t.length} characters left out. The whole text is in the session log.]`;
+    if (sp.inner === -1) blk.text = cut(String(blk.text));
+    else blk.content = (blk.content as Array<{ type: 'text'; text: string }>).map((c, i) => (i === sp.inner ? { ...c, text: cut(c.text) } : c));
+    total -= Math.floor((sp.chars - keep) / 4);
+    shrunk += 1;
+  }
+  return { messages: out, shrunk };
+}

@@ -10,7 +10,7 @@
 import { iso } from '../clock.js';
 import type { NewEvent, SessionEvent, StopReason } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import { awaitsModel, estimateTokens, fitToBudget } from './conversation.js';
+import { awaitsModel, estimateTokens, fitToBudget, shrinkToBudget } from './conversation.js';
 import { systemPrompt } from './system-prompt.js';
 import { backoffMs } from './backoff.js';
 import type { RunState } from './run-state.js';
@@ -164,7 +164,9 @@ export async function runHarness(run: RunState): Promise<Ending> {
     const tools = run.catalog.offered;
     const fixed = estimateTokens(system) + estimateTokens(tools);
     const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
-    const fit = conv.tokens <= room ? { messages: conv.messages, dropped: 0, tokens: conv.tokens } : fitToBudget(conv.messages, room);
+    const fitted = conv.tokens <= room ? { messages: conv.messages, dropped: 0, tokens: conv.tokens } : fitToBudget(conv.messages, room);
+    const small = shrinkToBudget(fitted.messages, room);
+    const fit = { ...fitted, messages: small.messages, tokens: small.shrunk ? estimateTokens(small.messages) : fitted.tokens };
     run.files.json('context.json', {
       wake_id: run.runId,
       context_window_tokens: limits.context_window_tokens,
@@ -172,6 +174,7 @@ export async function runHarness(run: RunState): Promise<Ending> {
       estimated_tokens: { system: estimateTokens(system), tools: estimateTokens(tools), messages: fit.tokens, total: fixed + fit.tokens },
       messages: fit.messages.length,
       dropped_messages: fit.dropped,
+      blocks_cut_to_fit: small.shrunk,
       window_starts_at_first_line: run.window.fromStart,
       window_first_line: run.window.builder.firstLine,
       repairs: conv.repairs,

@@ -224,13 +224,16 @@ export function readLinesBefore(file: string, end: Cursor, minBytes: number): Ra
     // Read until minBytes are in hand, then on to the previous newline so the first line is whole.
     for (;;) {
       const len = Math.min(Math.max(minBytes - got, 4096), 256 * 1024, pos);
+      const first = pos === end.offset;
       pos -= len;
       const b = Buffer.allocUnsafe(len);
       fs.readSync(fd, b, 0, len, pos);
       chunks.unshift(b);
       got += len;
       if (pos === 0) break;
-      if (got >= minBytes && b.indexOf(NL) !== -1) break;
+      // A line boundary inside what was read; the range's own final "\n" is not one.
+      const scan = first ? b.subarray(0, b.length - 1) : b;
+      if (got >= minBytes && scan.indexOf(NL) !== -1) break;
     }
     let all = Buffer.concat(chunks);
     if (pos > 0) all = all.subarray(all.indexOf(NL) + 1); // drop the partial first line
