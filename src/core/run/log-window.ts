@@ -17,8 +17,12 @@ import { ConversationBuilder, type LoggedEvent } from './conversation.js';
 
 /** Recent events kept for runtime/event-feed.md and for finding a tool use by id. */
 const RECENT = 256;
-/** Sessions whose folded window stays cached in this process. */
-const CACHE_SESSIONS = 64;
+/**
+ * Sessions whose folded window stays cached in this process (least recently
+ * run dropped first). A window holds at most a context window's worth of
+ * conversation (a few MB for a long session), so this bounds the memory.
+ */
+const CACHE_SESSIONS = 16;
 
 interface Cached {
   ino: number;
