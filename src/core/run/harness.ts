@@ -12,6 +12,7 @@ import type { NewEvent, SessionEvent, StopReason } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
 import { awaitsModel, estimateTokens, fitToBudget, shrinkToBudget } from './conversation.js';
 import { systemPrompt } from './system-prompt.js';
+import { DIGEST_TOKENS, digestOf, withDigest } from './compaction.js';
 import { backoffMs } from './backoff.js';
 import type { RunState } from './run-state.js';
 import { totalTokens } from '../store/fold.js';
@@ -164,7 +165,18 @@ export async function runHarness(run: RunState): Promise<Ending> {
     const tools = run.catalog.offered;
     const fixed = estimateTokens(system) + estimateTokens(tools);
     const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
-    const fitted = conv.tokens <= room ? { messages: conv.messages, dropped: 0, tokens: conv.tokens } : fitToBudget(conv.messages, room);
+    let fitted = conv.tokens <= room ? { messages: conv.messages, dropped: 0, tokens: conv.tokens } : fitToBudget(conv.messages, room - DIGEST_TOKENS);
+    if (fitted.dropped > 0) {
+      const digest = digestOf(conv.messages.slice(0, fitted.dropped));
+      const messages = withDigest(fitted.messages, digest);
+      const tokensAfter = fitted.tokens + Math.ceil(digest.length / 4);
+      run.files.write('summary.md', `# Summary\n\nThe latest digest of turns left out of the context window (run ${run.runId}).\n\n${digest}\n`);
+      if (!run.compacted) {
+        run.compacted = true;
+        run.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: tokensAfter }]);
+      }
+      fitted = { messages, dropped: fitted.dropped, tokens: tokensAfter };
+    }
     const small = shrinkToBudget(fitted.messages, room);
     const fit = { ...fitted, messages: small.messages, tokens: small.shrunk ? estimateTokens(small.messages) : fitted.tokens };
     run.files.json('context.json', {

@@ -93,6 +93,8 @@ export interface RunState {
   /** Loop guards: identical tool calls in this run, and empty replies in a row. */
   callCounts: Map<string, number>;
   emptyReplies: number;
+  /** An agent.thread_context_compacted was recorded in this run. */
+  compacted: boolean;
   /** Appends events stamped with this run's wake_id; returns them as written. */
   emit(events: NewEvent[]): SessionEvent[];
   written: SessionEvent[];

@@ -54,7 +54,7 @@ export class RuntimeFiles {
   /** summary.md exists from the first run on, so the agent can always read it. */
   ensureSummary(): void {
     if (!fs.existsSync(path.join(this.dir, 'summary.md'))) {
-      this.write('summary.md', '# Summary\n\nNo compaction has happened in this session yet: the whole conversation fits the context window.\n');
+      this.write('summary.md', '# Summary\n\nNo turns have been left out of the context window yet: the model sees the whole conversation.\n');
     }
   }
 }

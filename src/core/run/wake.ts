@@ -211,6 +211,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     abort,
     callCounts: new Map(),
     emptyReplies: 0,
+    compacted: false,
     emit(events) {
       if (abortReason?.kind === 'lease_lost') return []; // another process may own the log now
       const out = store.appendEvents(sessionId, events, { wakeId: runId, redactor });
