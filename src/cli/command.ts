@@ -48,6 +48,8 @@ export interface CommandSpec {
   options?: Record<string, OptionSpec>;
   /** Extra lines for --help. */
   details?: string;
+  /** Whether words past the declared arguments are accepted (joined into the last one). */
+  rest?: boolean;
   /** Returns the exit code (default 0). */
   run(ctx: CliContext, input: CommandInput): Promise<number | void>;
 }

@@ -133,6 +133,9 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
       if (v === undefined && a.required) throw new UsageError(`missing argument <${a.name}> (usage: ${usageLine(spec)})`);
       args[a.name] = v;
     });
+    if (!spec.rest && parsed.positionals.length > declared.length) {
+      throw new UsageError(`unexpected argument "${parsed.positionals[declared.length]}" (usage: ${usageLine(spec)}; quote text that has spaces)`);
+    }
     const input: CommandInput = {
       args,
       rest: parsed.positionals.slice(declared.length),

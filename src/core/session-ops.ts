@@ -55,6 +55,7 @@ export function scheduleRevisit(
       throw invalidInput(`--at "${when.at}" is not an ISO time (expected e.g. 2026-11-21T10:05:00Z)`);
     }
   } else if (when.inMs !== undefined) {
+    if (!(when.inMs >= 0 && when.inMs <= 10 * 366 * 86_400_000)) throw invalidInput('--in must be at most ten years');
     dueMs = clock.now() + when.inMs;
   } else {
     throw invalidInput('expected --in DURATION or --at ISO');

@@ -32,6 +32,7 @@ import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
 import { recordActivation } from './activations.js';
+import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 
 export interface DaemonOptions {
@@ -66,6 +67,8 @@ export class Daemon {
   private readonly known = new Map<string, Known>();
   /** Sessions another process holds, or that spin without progress: not run before this time. */
   private readonly blockedUntil = new Map<string, number>();
+  /** Sessions whose unfinished last line is being given its grace period. */
+  private readonly tailTimers = new Map<string, NodeJS.Timeout>();
   /** Executed runs in a row that took nothing in (no events, no revisits). */
   private readonly idleRuns = new Map<string, number>();
   private readonly scheduler: DueScheduler;
@@ -115,6 +118,8 @@ export class Daemon {
    */
   async start(): Promise<{ sessions: number }> {
     fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
+    const removed = this.rt.store.removeAbandonedCreations(10 * 60_000);
+    if (removed) this.log.notice(`removed ${removed} half-made session folder(s) left by a crash`);
     const ids = this.rt.store.listIds();
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;
@@ -148,6 +153,7 @@ export class Daemon {
       return false;
     }
     this.known.set(id, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
+    if (snap.held_back.events || snap.held_back.wake_queue) this.armTail(id, snap);
     if (run) {
       run.dirty = true;
       if (snap.pending_events.some((p) => p.type === 'user.interrupt') && !run.controller.signal.aborted) {
@@ -272,6 +278,30 @@ export class Daemon {
     recordActivation(runtimeDir, { kind: 'blocked', at: iso(this.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
   }
 
+  /**
+   * A last line without its "\n" is still being written — unless it stays so
+   * for TAIL_GRACE_MS (a writer died, or `printf` without a newline). Then it
+   * is sealed, so the line is read: delivered if it is a valid event,
+   * reported if not. Nothing a person wrote waits forever unseen.
+   */
+  private armTail(id: string, snap: SessionSnapshot) {
+    if (this.tailTimers.has(id) || this.stopping) return;
+    const p = this.rt.store.paths(id);
+    const sizes = { events: snap.journals.events.offset + snap.held_back.events, wakeQueue: snap.journals.wake_queue.offset + snap.held_back.wake_queue };
+    const t = setTimeout(() => {
+      this.tailTimers.delete(id);
+      if (this.stopping) return;
+      const size = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? -1;
+      let sealed = false;
+      if (snap.held_back.events && size(p.events) === sizes.events) sealed = sealTail(p.events) || sealed;
+      if (snap.held_back.wake_queue && size(p.wakeQueue) === sizes.wakeQueue) sealed = sealTail(p.wakeQueue) || sealed;
+      if (sealed) this.log.notice(`sealed an unfinished last line in session ${id} after ${TAIL_GRACE_MS} ms`, { session_id: id });
+      this.evaluate(id);
+    }, TAIL_GRACE_MS);
+    t.unref();
+    this.tailTimers.set(id, t);
+  }
+
   private armDue(id: string) {
     try {
       this.scheduler.set(id, nextDueMs(this.rt.store.snapshot(id)));
@@ -358,6 +388,8 @@ export class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     this.cancelSweep?.();
+    for (const t of this.tailTimers.values()) clearTimeout(t);
+    this.tailTimers.clear();
     this.scheduler.stop();
     this.queue.clear();
     this.queued.clear();

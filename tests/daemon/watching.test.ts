@@ -45,3 +45,16 @@ test('running out of inotify watches (ENOSPC) falls back to polling with a warni
   });
   assert.ok(hints.includes(id));
 });
+
+test('half-made session folders left by a crash are removed at start, recent ones left alone', async (t) => {
+  const b = await bench(t);
+  const old = `${b.h.home.sessionsDir}/.creating-old`;
+  const fresh = `${b.h.home.sessionsDir}/.creating-fresh`;
+  fs.mkdirSync(`${old}/workspace`, { recursive: true });
+  fs.mkdirSync(fresh);
+  const past = new Date(Date.now() - 3_600_000);
+  fs.utimesSync(old, past, past);
+  await startDaemon(t, b);
+  assert.equal(fs.existsSync(old), false);
+  assert.equal(fs.existsSync(fresh), true);
+});

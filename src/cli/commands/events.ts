@@ -1,6 +1,7 @@
 import chokidar from 'chokidar';
 import { describeEvent, viewEvents, type EventView } from '../../core/event-view.js';
 import { UsageError, type CliContext, type CommandSpec } from '../command.js';
+import { redactFor } from '../session-redactor.js';
 
 function print(ctx: CliContext, v: EventView) {
   if ('invalid' in v) {
@@ -31,6 +32,7 @@ export const events: CommandSpec = {
       if (!Number.isInteger(limit) || limit < 0) throw new UsageError(`--limit "${String(flags.limit)}" is not a whole number`);
     }
     const p = ctx.store.require(id);
+    redactFor(ctx, id);
     const first = ctx.store.readEvents(id);
     const all = viewEvents(first.lines);
     for (const v of limit === Infinity ? all : all.slice(Math.max(0, all.length - limit))) print(ctx, v);

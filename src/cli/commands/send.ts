@@ -5,6 +5,7 @@ import { readStdin } from '../stdin.js';
 
 export const send: CommandSpec = {
   path: ['send'],
+  rest: true,
   summary: 'append a user.message to a session',
   args: [
     { name: 'id', required: true, description: 'the session id' },

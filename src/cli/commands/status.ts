@@ -1,11 +1,14 @@
 import { sessionStatus } from '../../core/session-ops.js';
 import type { CommandSpec } from '../command.js';
+import { TAIL_GRACE_MS } from '../../core/store/jsonl.js';
+import { redactFor } from '../session-redactor.js';
 
 export const status: CommandSpec = {
   path: ['status'],
   summary: 'show a session: status, lease holder, pending work, next wake',
   args: [{ name: 'id', required: true, description: 'the session id' }],
   async run(ctx, { args }) {
+    redactFor(ctx, args.id as string);
     const st = await sessionStatus(ctx.store, ctx.deps.clock, args.id as string);
     const s = st.snapshot;
     const { journals: _journals, reported: _reported, ...snapshot } = s;
@@ -30,6 +33,9 @@ export const status: CommandSpec = {
         }
       }
       lines.push(`wakes      ${s.pending_wakes.length} pending (${st.due_wakes} due), ${s.wakes_consumed} consumed, ${s.wakes_cancelled} cancelled; next ${st.next_wake_at ?? '-'}`);
+      for (const [file, n] of [['events.jsonl', s.held_back.events], ['wake-queue.jsonl', s.held_back.wake_queue]] as const) {
+        if (n) lines.push(`unfinished ${n} byte(s) at the end of ${file} have no final newline yet; the daemon reads them once they do (or seals them after ${TAIL_GRACE_MS / 1000} s)`);
+      }
       if (st.unreported_errors.length) {
         lines.push(`bad lines  ${st.unreported_errors.length} not yet reported in the log:`);
         for (const r of st.unreported_errors) lines.push(`  ${r.message}`);

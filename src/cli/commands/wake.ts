@@ -1,6 +1,7 @@
 import { wake } from '../../core/run/wake.js';
 import type { CommandSpec } from '../command.js';
 import { EXIT } from '../exit.js';
+import { redactFor } from '../session-redactor.js';
 
 export const wakeCommand: CommandSpec = {
   path: ['wake'],
@@ -9,6 +10,7 @@ export const wakeCommand: CommandSpec = {
   details: 'Exit 0 when the run executed or was skipped (nothing to do), 4 when another process holds the session.',
   async run(ctx, { args }) {
     const id = args.id as string;
+    redactFor(ctx, id);
     const r = await wake({ home: ctx.home, store: ctx.store, deps: ctx.deps }, id, { trigger: 'manual', signal: ctx.signal });
     ctx.out.result(r, () => {
       if (r.outcome === 'skipped') return `skipped: ${r.skip_reason}${r.errors.length ? `\nreported ${r.errors.length} bad line(s):\n${r.errors.map((e) => `  ${e}`).join('\n')}` : ''}`;

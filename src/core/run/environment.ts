@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { EnvironmentDefinition, SessionOverrides } from '../schema/index.js';
 import type { Home, SessionPaths } from '../home.js';
 import { Redactor } from '../redact.js';
+import { loadEnvironment } from '../definitions.js';
 import { choosePosture, probeCapabilities, type MountSpec, type Posture } from '../sandbox/isolation.js';
 import type { VirtualMount } from '../sandbox/virtual-fs.js';
 
@@ -44,6 +45,36 @@ export interface EnvironmentInput {
   wakeReason: string;
 }
 
+/**
+ * The session's secrets as the given process environment has them: every
+ * `{secret: {env: NAME}}` of the environment (after the session's overrides)
+ * whose variable is set. Also used by the CLI to redact what it prints.
+ */
+export function resolveSecrets(def: EnvironmentDefinition, overrides: SessionOverrides, processEnv: NodeJS.ProcessEnv) {
+  const secrets: Record<string, string> = {};
+  const plain: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const [name, value] of Object.entries({ ...def.env, ...(overrides.env ?? {}) })) {
+    if (typeof value === 'string') {
+      plain[name] = value;
+      continue;
+    }
+    const v = processEnv[value.secret.env];
+    if (v === undefined || v === '') missing.push(name);
+    else secrets[name] = v;
+  }
+  return { secrets, plain, missing };
+}
+
+/** A redactor for a session's secrets, for printing; none when its environment does not load. */
+export function sessionRedactor(home: Home, environmentId: string, overrides: SessionOverrides, processEnv: NodeJS.ProcessEnv): Redactor {
+  try {
+    return new Redactor(resolveSecrets(loadEnvironment(home, environmentId).def, overrides, processEnv).secrets);
+  } catch {
+    return Redactor.none;
+  }
+}
+
 export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
   const chosen = choosePosture(i.def, probeCapabilities());
   const posture = 'error' in chosen ? null : chosen;
@@ -73,22 +104,8 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     GIT_PAGER: 'cat',
     LANG: 'C.UTF-8',
   };
-  const secrets: Record<string, string> = {};
-  const missingSecrets: string[] = [];
-  const layered = { ...i.def.env, ...(i.overrides.env ?? {}) };
-  for (const [name, value] of Object.entries(layered)) {
-    if (typeof value === 'string') {
-      env[name] = value;
-      continue;
-    }
-    const v = i.daemonEnv[value.secret.env];
-    if (v === undefined || v === '') {
-      missingSecrets.push(name);
-      continue;
-    }
-    env[name] = v;
-    secrets[name] = v;
-  }
+  const { secrets, plain, missing: missingSecrets } = resolveSecrets(i.def, i.overrides, i.daemonEnv);
+  Object.assign(env, plain, secrets);
   Object.assign(env, {
     OPENBOA_SESSION_ID: i.sessionId,
     OPENBOA_AGENT_ID: i.agentId,

@@ -47,11 +47,11 @@ export const UserContent = z
   .union([
     z.string().refine((t) => t.trim() !== '', 'expected non-empty text'),
     z.array(UserContentBlock).min(1, 'expected at least one content block'),
-  ])
+  ], { error: 'expected a non-empty string or an array of content blocks ({type: "text", text} ...)' })
   .transform((c): UserContentBlock[] => (typeof c === 'string' ? [{ type: 'text', text: c }] : c));
 
 export const TextContent = z
-  .union([z.string(), z.array(TextBlock)])
+  .union([z.string(), z.array(TextBlock)], { error: 'expected a string or an array of text blocks ({type: "text", text})' })
   .transform((c): TextBlock[] => (typeof c === 'string' ? [{ type: 'text', text: c }] : c));
 
 /** Token usage of one model request; all four numbers, 0 when unknown. */

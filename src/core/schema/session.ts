@@ -122,6 +122,8 @@ export const SessionSnapshot = z.object({
 
   /** Derived at each fold, for people and programs reading this file: when the next revisit is due. */
   next_wake_at: Timestamp.nullable().default(null),
+  /** Derived at each fold: bytes of an unfinished last line (no "\n" yet), not read yet. */
+  held_back: z.object({ events: z.number().int().nonnegative(), wake_queue: z.number().int().nonnegative() }).default({ events: 0, wake_queue: 0 }),
   /** Derived at each fold: how much is waiting, at a glance. */
   counts: z
     .object({

@@ -15,7 +15,8 @@ export type WakeSource = z.infer<typeof WakeSource>;
 const scheduledFields = {
   id: z.string().min(1).optional(),
   due_at: Timestamp.optional(),
-  delay_seconds: z.number().nonnegative().optional(),
+  /** At most ten years: anything later is surely a mistake (and past what a Date can hold, a crash). */
+  delay_seconds: z.number().nonnegative().max(10 * 366 * 86_400, 'expected at most ten years of seconds').optional(),
   reason: z.string().min(1, 'expected a non-empty reason'),
   source: WakeSource.optional(),
   created_at: Timestamp.optional(),

@@ -49,6 +49,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     wakes_cancelled: 0,
     journals: { events: { offset: 0, line: 0, ino: 0 }, wake_queue: { offset: 0, line: 0, ino: 0 } },
     next_wake_at: null,
+    held_back: { events: 0, wake_queue: 0 },
     counts: { pending_events: 0, pending_wakes: 0, requires_action: 0, unreported_errors: 0 },
   };
 }

@@ -88,7 +88,10 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
     const st = fs.fstatSync(fd);
     let start = from;
     let reset = false;
-    if ((from.ino !== 0 && from.ino !== st.ino) || st.size < from.offset) {
+    if ((from.ino !== 0 && from.ino !== st.ino) || st.size < from.offset || !afterNewline(fd, from.offset)) {
+      // A saved offset into another file, or one that no longer ends a line
+      // (the file was rewritten in place, or shortened by a power loss and
+      // written again): read from the start, never from the middle of a line.
       start = { offset: 0, line: 0, ino: st.ino };
       reset = true;
     }
@@ -142,6 +145,37 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
       heldBack: lines.length >= maxLines ? 0 : st.size - lineStart,
       reset,
     };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** How long a last line may stay without its "\n" before the daemon seals it (sealTail). */
+export const TAIL_GRACE_MS = 2000;
+
+/** Whether `offset` is 0 or just past a "\n" (one byte read). */
+function afterNewline(fd: number, offset: number): boolean {
+  if (offset === 0) return true;
+  const b = Buffer.alloc(1);
+  return fs.readSync(fd, b, 0, 1, offset - 1) === 1 && b[0] === NL;
+}
+
+/**
+ * Ends an unterminated last line with "\n" (a writer that stopped mid-line,
+ * or `printf` without a newline), so it is read and judged instead of
+ * waiting forever. Returns whether it sealed anything.
+ */
+export function sealTail(file: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND);
+  } catch {
+    return false;
+  }
+  try {
+    if (!endsUnterminated(fd)) return false;
+    fs.writeSync(fd, '\n');
+    return true;
   } finally {
     fs.closeSync(fd);
   }

@@ -131,6 +131,7 @@ export function parseWakeLine(raw: RawLine, readAtMs: number): ParsedWakeLine {
       const d = r.data;
       const provisional = d.due_at === undefined;
       const dueMs = provisional ? readAtMs + (d.delay_seconds ?? 0) * 1000 : Date.parse(d.due_at as string);
+      if (!Number.isFinite(dueMs) || Math.abs(dueMs) > 8.64e15) return fail(`${where}: ${v.type ?? 'wake shorthand'}: due_at: not a time that exists`, idOf(v));
       const source: WakeSource = d.source ?? 'hand';
       return {
         kind: 'wake',

@@ -112,6 +112,32 @@ export class SessionStore {
     return this.snapshot(id);
   }
 
+  /**
+   * Removes half-made sessions (`.creating-<id>`, left by a crash inside
+   * create()) older than `olderThanMs`; they were never visible as sessions.
+   * Returns how many were removed.
+   */
+  removeAbandonedCreations(olderThanMs: number): number {
+    let n = 0;
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(this.home.sessionsDir).filter((x) => x.startsWith('.creating-'));
+    } catch {
+      return 0;
+    }
+    for (const name of names) {
+      const dir = path.join(this.home.sessionsDir, name);
+      try {
+        if (Date.now() - fs.statSync(dir).mtimeMs < olderThanMs) continue;
+        fs.rmSync(dir, { recursive: true, force: true });
+        n++;
+      } catch {
+        // raced with another cleaner
+      }
+    }
+    return n;
+  }
+
   /** Ids of every session directory, oldest first (UUIDv7 sorts by time). */
   listIds(): string[] {
     let names: string[];
@@ -168,6 +194,7 @@ export class SessionStore {
       else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
     }
     s.journals.events = ev.cursor;
+    s.held_back = { events: ev.heldBack, wake_queue: 0 };
     const wq = readLines(p.wakeQueue, s.journals.wake_queue);
     if (wq.reset && base) return this.fold(sessionId, p, null);
     for (const raw of wq.lines) {
@@ -176,6 +203,7 @@ export class SessionStore {
       else if (r.kind === 'invalid') applyRejection(s, 'wake-queue.jsonl', r.rejection);
     }
     s.journals.wake_queue = wq.cursor;
+    s.held_back.wake_queue = wq.heldBack;
     finishFold(s);
     if (!base && s.agent_id === 'unknown') {
       // No session.created: keep going (its bad first line is reported), but say so.

@@ -1,0 +1,79 @@
+/** Cases from the third review: lines that must never make a session unreadable or invisible, and what the terminal may show. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cli } from '../helpers/cli.js';
+import { tempHome } from '../helpers/home.js';
+import { bench } from '../helpers/run.js';
+import { startDaemon } from '../helpers/daemon.js';
+
+async function session(root: string) {
+  return (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+}
+
+test('a revisit too far in the future is a bad line, not an unreadable session', async (t) => {
+  const { root } = tempHome(t);
+  const id = await session(root);
+  fs.appendFileSync(path.join(root, 'sessions', id, 'wake-queue.jsonl'), '{"delay_seconds":1e13,"reason":"far"}\n{"due_at":"+275760-09-13T00:00:00.001Z","reason":"beyond"}\n');
+  const st = await cli(['status', id], { home: root });
+  assert.equal(st.code, 0, st.stderr);
+  assert.match(st.stdout, /wake-queue\.jsonl line 1: .*delay_seconds: expected at most ten years/);
+  const w = await cli(['wakes', id], { home: root });
+  assert.equal(w.code, 0, w.stderr);
+  const far = await cli(['schedule', id, '--in', '99999999d'], { home: root });
+  assert.equal(far.code, 2);
+  assert.match(far.stderr, /--in must be at most ten years/);
+});
+
+test('words past the declared arguments are refused, not dropped', async (t) => {
+  const { root } = tempHome(t);
+  const id = await session(root);
+  const r = await cli(['interrupt', id, 'because', 'reasons'], { home: root });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /unexpected argument "because"/);
+  assert.equal((await cli(['send', id, 'several', 'words', 'are', 'fine'], { home: root })).code, 0);
+});
+
+test('a saved offset that no longer ends a line makes the fold start over instead of reading from mid-line', async (t) => {
+  const { root } = tempHome(t);
+  const id = await session(root);
+  const f = path.join(root, 'sessions', id, 'events.jsonl');
+  await cli(['send', id, 'first'], { home: root });
+  await cli(['status', id], { home: root }); // session.json now ends at the end of line 2
+  // the file rewritten in place (same inode) with a longer second line
+  const lines = fs.readFileSync(f, 'utf8').split('\n');
+  const fd = fs.openSync(f, 'r+');
+  fs.writeSync(fd, `${lines[0]}\n${JSON.stringify({ type: 'user.message', content: `a much longer first message ${'z'.repeat(50)}` })}\n`, 0);
+  fs.closeSync(fd);
+  const st = JSON.parse((await cli(['status', id, '--json'], { home: root })).stdout);
+  assert.equal(st.pending_events.length, 1);
+  assert.deepEqual(st.rejected ?? [], []);
+  assert.equal(st.counts.unreported_errors, 0);
+});
+
+test('a last line without its newline shows in status, and the daemon seals and delivers it after the grace period', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'got it' }] });
+  const id = b.session();
+  const td = await startDaemon(t, b);
+  fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"printf forgot the newline"}');
+  const st = await cli(['status', id], { home: b.h.root });
+  assert.match(st.stdout, /unfinished \d+ byte\(s\) at the end of events\.jsonl have no final newline yet/);
+  const r = await td.result((x) => x.session_id === id && x.outcome === 'executed', 10_000);
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+  assert.match(JSON.stringify(b.fake.requests[0]!.body.messages), /printf forgot the newline/);
+});
+
+test('the CLI hides a session secret that a hand-written line contains', async (t) => {
+  const { root, write } = tempHome(t);
+  write('environments/local.yaml', 'env:\n  TOKEN: { secret: { env: OB_TEST_TOKEN } }\n');
+  const id = await session(root);
+  fs.appendFileSync(path.join(root, 'sessions', id, 'events.jsonl'), '{"type":"user.message","content":"my token is hunter2-secret-value"}\n{"type":"nope","leak":"hunter2-secret-value"}\n');
+  const env = { OB_TEST_TOKEN: 'hunter2-secret-value' };
+  for (const args of [['events', id], ['events', id, '--json'], ['status', id]]) {
+    const r = await cli(args, { home: root, env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!r.stdout.includes('hunter2-secret-value'), args.join(' '));
+    if (args[0] === 'events') assert.match(r.stdout, /\[REDACTED:TOKEN\]/);
+  }
+});
