@@ -20,7 +20,7 @@ test('an interrupt during a slow streaming reply aborts the HTTP request and clo
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.ok(Date.now() - t0 < 1000, `idle after ${Date.now() - t0} ms`);
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
-  await new Promise((res) => setTimeout(res, 50));
+  await b.fake.closed(0);
   assert.equal(b.fake.requests[0]!.aborted, true, 'the HTTP request was aborted');
   const ev = b.events(id);
   assert.ok(!ev.some((e) => e.type === 'agent.message'), 'no half reply in the log');

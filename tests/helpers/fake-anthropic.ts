@@ -55,6 +55,8 @@ export interface FakeAnthropic {
   push(...steps: Step[]): void;
   /** Resolves when `n` requests have arrived. */
   waitForRequests(n: number): Promise<void>;
+  /** Resolves once the connection of request `i` has closed (then `aborted` is final). */
+  closed(i: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -130,6 +132,7 @@ export async function startFakeAnthropic(steps: Step[] = []): Promise<FakeAnthro
   const requests: RecordedRequest[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   const state = { unexpected: 0 };
+  const closings: Array<Promise<void>> = [];
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));
@@ -144,10 +147,13 @@ export async function startFakeAnthropic(steps: Step[] = []): Promise<FakeAnthro
       requests.push(rec);
       for (const w of waiters.filter((x) => requests.length >= x.n)) w.resolve();
       let closed = false;
-      res.on('close', () => {
-        if (!res.writableFinished) rec.aborted = true;
-        closed = true;
-      });
+      closings[requests.length - 1] = new Promise<void>((resolve) =>
+        res.on('close', () => {
+          if (!res.writableFinished) rec.aborted = true;
+          closed = true;
+          resolve();
+        }),
+      );
       if (req.method !== 'POST' || !/\/v1\/messages$/.test((req.url ?? '').split('?')[0] ?? '')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no route ${req.method} ${req.url}` } }));
@@ -183,6 +189,7 @@ export async function startFakeAnthropic(steps: Step[] = []): Promise<FakeAnthro
       return state.unexpected;
     },
     push: (...s) => queue.push(...s),
+    closed: (i) => closings[i] ?? Promise.reject(new Error(`no request ${i}`)),
     waitForRequests: (n) => (requests.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
     close: () =>
       new Promise<void>((resolve) => {

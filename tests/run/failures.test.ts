@@ -127,7 +127,7 @@ test('limit: max_wake_seconds aborts the model call in flight (the HTTP request 
   const r = await running;
   assert.deepEqual(r.stop_reason, { type: 'retries_exhausted' });
   assert.equal(errorsOf(b.events(id))[0]!.error.code, 'wake_time_limit');
-  await new Promise((res) => setTimeout(res, 50));
+  await b.fake.closed(0);
   assert.equal(b.fake.requests[0]!.aborted, true);
 });
 

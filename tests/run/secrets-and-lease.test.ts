@@ -70,6 +70,6 @@ test('a lease lost mid-run (onCompromised) stops the run cleanly; the process do
   assert.equal(r.outcome, 'executed');
   assert.equal(fs.readFileSync(p.events, 'utf8').split('\n').length, before, 'nothing more was written after the lease was lost');
   assert.ok(fs.existsSync(p.lease), "the new holder's lock is left alone");
-  await new Promise((res) => setTimeout(res, 50));
+  await b.fake.closed(0);
   assert.equal(b.fake.requests[0]!.aborted, true, 'the model call was aborted');
 });

@@ -8,7 +8,7 @@
  * throw for anything the model or a tool does.
  */
 import { iso } from '../clock.js';
-import type { NewEvent, SessionEvent, StopReason } from '../schema/index.js';
+import type { NewEvent, SessionEvent, SessionSnapshot, StopReason } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
 import { awaitsModel, estimateTokens, fitToBudget, shrinkToBudget } from './conversation.js';
 import { systemPrompt } from './system-prompt.js';
@@ -73,16 +73,17 @@ function stableJson(v: unknown): string {
  * (so they enter the conversation there, once). An interrupt appended during
  * the run stops it, daemon or not.
  */
-function steer(run: RunState): void {
+function steer(run: RunState): SessionSnapshot {
   const s = run.rt.store.snapshot(run.sessionId, { persist: false });
   if (s.pending_events.some((p) => p.type === 'user.interrupt')) {
     run.abort({ kind: 'interrupt' });
-    return;
+    return s;
   }
   const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
   if (take.length) {
     run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: take.map((p) => p.id), continuation: true }]);
   }
+  return s;
 }
 
 /** Runs one tool use that is allowed to run and appends its result. */
@@ -127,7 +128,8 @@ function replyEvents(run: RunState, res: ModelResponse, startId: string): NewEve
 export async function runHarness(run: RunState): Promise<Ending> {
   const limits = run.agent.def.limits;
   for (;;) {
-    steer(run);
+    // One fold per step: for steering, and for the pending revisits the prompt lists.
+    const snap = steer(run);
     const aborted = endingForAbort(run);
     if (aborted) return aborted;
 
@@ -159,7 +161,7 @@ export async function runHarness(run: RunState): Promise<Ending> {
         trigger: run.trigger,
         wakeReason: run.wakeReason,
         env: run.env,
-        pendingWakes: run.rt.store.snapshot(run.sessionId, { persist: false }).pending_wakes,
+        pendingWakes: snap.pending_wakes,
       },
     });
     const tools = run.catalog.offered;

@@ -91,9 +91,7 @@ export function applyRejection(s: SessionSnapshot, file: 'events.jsonl' | 'wake-
 }
 
 function reject(s: SessionSnapshot, line: number, eventId: string, message: string, code = 'invalid_event') {
-  applyRejection(s, 'events.jsonl', { line, code: 'invalid_event', message, eventId });
-  const last = s.rejected[s.rejected.length - 1];
-  if (last && last.line === line) last.code = code;
+  applyRejection(s, 'events.jsonl', { line, code, message, eventId });
 }
 
 /**

@@ -22,7 +22,8 @@ import type { RawLine } from './jsonl.js';
 
 export interface LineRejection {
   line: number;
-  code: 'invalid_event' | 'invalid_wake';
+  /** invalid_event, invalid_wake, or invalid_answer (a user event that answers nothing). */
+  code: string;
   message: string;
   /** The id the line carried, when it had a readable one. */
   eventId: string | null;
