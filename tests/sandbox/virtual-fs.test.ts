@@ -2,8 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { VirtualFs, PathError } from '../../src/core/sandbox/virtual-fs.js';
+import { VirtualFs, PathError, type OpenOptions } from '../../src/core/sandbox/virtual-fs.js';
 import { tempHome } from '../helpers/home.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 
 function setup(t: Parameters<typeof tempHome>[0]) {
   const h = tempHome(t, { bundled: false });
@@ -22,55 +24,164 @@ function setup(t: Parameters<typeof tempHome>[0]) {
   return { ws, rt, secret, vfs, root: h.root };
 }
 
+
+/** Opens and closes at once; returns the sandbox path the walk ended on. */
+function resolve(vfs: VirtualFs, input: string, o: OpenOptions = {}): string {
+  const h = vfs.open(input, o);
+  h.close();
+  return h.virtual;
+}
+
+function read(vfs: VirtualFs, input: string): string {
+  const h = vfs.open(input);
+  try {
+    return fs.readFileSync(h.fd, 'utf8');
+  } finally {
+    h.close();
+  }
+}
+
 const refused = (fn: () => unknown, re: RegExp) => assert.throws(fn, (e: unknown) => e instanceof PathError && re.test((e as Error).message));
 
 test('relative and absolute paths map into the workspace; /runtime is readable', (t) => {
-  const { vfs, ws, rt } = setup(t);
-  assert.equal(vfs.resolve('a.txt').host, path.join(fs.realpathSync(ws), 'a.txt'));
-  assert.equal(vfs.resolve('/workspace/sub/../a.txt').virtual, '/workspace/a.txt');
-  assert.equal(vfs.resolve('/runtime/shell.json').host, path.join(fs.realpathSync(rt), 'shell.json'));
-  assert.equal(vfs.resolve('new/dir/file.txt', { write: true }).virtual, '/workspace/new/dir/file.txt');
+  const { vfs } = setup(t);
+  assert.equal(read(vfs, 'a.txt'), 'A');
+  assert.equal(resolve(vfs, '/workspace/sub/../a.txt'), '/workspace/a.txt');
+  assert.equal(read(vfs, '/runtime/shell.json'), '{}');
+  assert.equal(resolve(vfs, 'new/dir/file.txt', { write: true, parents: true }), '/workspace/new/dir/file.txt');
 });
 
 test('escapes by .. and by absolute path are refused', (t) => {
   const { vfs } = setup(t);
-  refused(() => vfs.resolve('../secret.txt'), /outside the workspace/);
-  refused(() => vfs.resolve('/workspace/../../etc/passwd'), /outside the workspace/);
-  refused(() => vfs.resolve('/etc/passwd'), /outside the workspace/);
-  refused(() => vfs.resolve('sub/../../x', { write: true }), /outside the workspace/);
+  refused(() => resolve(vfs, '../secret.txt'), /outside the workspace/);
+  refused(() => resolve(vfs, '/workspace/../../etc/passwd'), /outside the workspace/);
+  refused(() => resolve(vfs, '/etc/passwd'), /outside the workspace/);
+  refused(() => resolve(vfs, 'sub/../../x', { write: true }), /outside the workspace/);
 });
 
 test('a symlinked file pointing outside is refused; one pointing inside is followed', (t) => {
   const { vfs, ws, secret } = setup(t);
   fs.symlinkSync(secret, path.join(ws, 'leak.txt'));
-  refused(() => vfs.resolve('/workspace/leak.txt'), /outside the workspace/);
-  refused(() => vfs.resolve('/workspace/leak.txt', { write: true }), /outside the workspace/);
+  refused(() => resolve(vfs, '/workspace/leak.txt'), /outside the workspace/);
+  refused(() => resolve(vfs, '/workspace/leak.txt', { write: true }), /outside the workspace/);
   fs.symlinkSync('a.txt', path.join(ws, 'alias.txt'));
-  assert.equal(vfs.resolve('alias.txt').virtual, '/workspace/a.txt');
+  assert.equal(resolve(vfs, 'alias.txt'), '/workspace/a.txt');
 });
 
 test('a symlinked directory pointing outside is refused, also for new files below it', (t) => {
   const { vfs, ws, root } = setup(t);
   fs.symlinkSync(root, path.join(ws, 'up'));
-  refused(() => vfs.resolve('/workspace/up/secret.txt'), /outside the workspace/);
-  refused(() => vfs.resolve('/workspace/up/newfile', { write: true }), /outside the workspace/);
+  refused(() => resolve(vfs, '/workspace/up/secret.txt'), /outside the workspace/);
+  refused(() => resolve(vfs, '/workspace/up/newfile', { write: true }), /outside the workspace/);
   fs.symlinkSync('/', path.join(ws, 'rootlink'));
-  refused(() => vfs.resolve('/workspace/rootlink/etc/passwd'), /outside the workspace/);
+  refused(() => resolve(vfs, '/workspace/rootlink/etc/passwd'), /outside the workspace/);
 });
 
 test('absolute link targets are sandbox paths: /workspace/x means the session workspace', (t) => {
   const { vfs, ws } = setup(t);
   fs.symlinkSync('/workspace/a.txt', path.join(ws, 'sandboxlink'));
-  assert.equal(vfs.resolve('sandboxlink').host, path.join(fs.realpathSync(ws), 'a.txt'));
+  assert.equal(read(vfs, 'sandboxlink'), 'A');
   fs.symlinkSync('/runtime/shell.json', path.join(ws, 'rtlink'));
-  assert.equal(vfs.resolve('rtlink').virtual, '/runtime/shell.json');
-  refused(() => vfs.resolve('rtlink', { write: true }), /\/runtime is read-only/);
+  assert.equal(resolve(vfs, 'rtlink'), '/runtime/shell.json');
+  refused(() => resolve(vfs, 'rtlink', { write: true }), /\/runtime is read-only/);
 });
 
 test('writes to read-only mounts and symlink loops are refused', (t) => {
   const { vfs, ws } = setup(t);
-  refused(() => vfs.resolve('/runtime/shell.json', { write: true }), /read-only/);
+  refused(() => resolve(vfs, '/runtime/shell.json', { write: true }), /read-only/);
   fs.symlinkSync('loop2', path.join(ws, 'loop1'));
   fs.symlinkSync('loop1', path.join(ws, 'loop2'));
-  refused(() => vfs.resolve('loop1'), /too many levels of symbolic links/);
+  refused(() => resolve(vfs, 'loop1'), /too many levels of symbolic links/);
+});
+
+test('error messages name sandbox paths only, never the host path', (t) => {
+  const { vfs, ws, root } = setup(t);
+  fs.writeFileSync(path.join(ws, 'file'), 'x');
+  const messages: string[] = [];
+  for (const [input, o] of [['missing/x', {}], ['file/below', {}], ['file/below', { write: true, parents: true }], ['sub', { write: true }], ['nope.txt', { modify: true }]] as const) {
+    try {
+      vfs.open(input, o).close();
+      assert.fail(`${input} should not open`);
+    } catch (e) {
+      messages.push((e as Error).message);
+    }
+  }
+  assert.match(messages[0]!, /^\/workspace\/missing: no such file or directory$/);
+  assert.match(messages[1]!, /^\/workspace\/file: not a directory$/);
+  assert.match(messages[3]!, /^\/workspace\/sub: is a directory$/);
+  assert.match(messages[4]!, /^\/workspace\/nope\.txt: no such file or directory$/);
+  for (const m of messages) assert.ok(!m.includes(root) && !m.includes(fs.realpathSync(root)), `host path leaked: ${m}`);
+});
+
+test('a mount below another is what the sandbox shows there, for open and for walks', async (t) => {
+  const { ws, rt, root } = setup(t);
+  const data = path.join(root, 'data');
+  fs.mkdirSync(data);
+  fs.writeFileSync(path.join(data, 'd.txt'), 'mounted');
+  fs.mkdirSync(path.join(ws, 'data'));
+  fs.writeFileSync(path.join(ws, 'data', 'hidden.txt'), 'under the mount');
+  const vfs = new VirtualFs([
+    { target: '/workspace', host: ws, writable: true },
+    { target: '/workspace/data', host: data, writable: false },
+    { target: '/runtime', host: rt, writable: false },
+  ]);
+  assert.equal(read(vfs, '/workspace/data/d.txt'), 'mounted');
+  refused(() => vfs.open('/workspace/data/new.txt', { write: true }), /\/workspace\/data is read-only/);
+  const seen: string[] = [];
+  const h = vfs.open('/workspace');
+  try {
+    await vfs.walk(h, (e) => (seen.push(e.virtual), true), { maxEntries: 100 });
+  } finally {
+    h.close();
+  }
+  assert.ok(seen.includes('/workspace/data/d.txt'), seen.join(', '));
+  assert.ok(!seen.includes('/workspace/data/hidden.txt'), seen.join(', '));
+});
+
+/**
+ * The race the file tools must not lose: another process (the agent's shell)
+ * swaps a directory of the workspace with a symlink to a host directory, in a
+ * loop, while the tools read and write below it. A check-then-open resolver
+ * reads the host file and writes into the host directory within a few
+ * hundred tries; a walk of descriptors never does.
+ */
+test('a directory swapped with a symlink in a loop never leads the tools outside', async (t) => {
+  const { vfs, ws, root } = setup(t);
+  const outside = path.join(root, 'outside');
+  fs.mkdirSync(outside);
+  fs.writeFileSync(path.join(outside, 'f'), 'HOST-SECRET');
+  fs.mkdirSync(path.join(ws, 'd'));
+  fs.writeFileSync(path.join(ws, 'd', 'f'), 'inside');
+  fs.symlinkSync(outside, path.join(ws, 'L')); // the host path, as an agent that read /proc/self/mountinfo would write it
+  const racer = spawn(
+    process.execPath,
+    ['-e', `const fs=require('fs');process.chdir(process.argv[1]);process.stdout.write('ready\\n');for(;;){try{fs.renameSync('d','t');fs.renameSync('L','d');fs.renameSync('d','L');fs.renameSync('t','d')}catch{}}`, ws],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  t.after(() => racer.kill('SIGKILL'));
+  await once(racer.stdout!, 'data');
+  let escapes = 0;
+  let inside = 0;
+  let refusedOrMissing = 0;
+  // Until both states were seen many times (the racer really raced), bounded.
+  for (let i = 0; i < 200_000 && (inside < 300 || refusedOrMissing < 300 || i < 2000); i++) {
+    try {
+      const text = read(vfs, '/workspace/d/f');
+      if (text === 'HOST-SECRET') escapes++;
+      else inside++;
+    } catch {
+      refusedOrMissing++;
+    }
+    try {
+      const h = vfs.open(`/workspace/d/w${i % 50}`, { write: true });
+      fs.writeSync(h.fd, 'x');
+      h.close();
+    } catch {
+      // refused or raced away: fine
+    }
+  }
+  racer.kill('SIGKILL');
+  assert.equal(escapes, 0, 'a read returned the host file');
+  assert.deepEqual(fs.readdirSync(outside), ['f'], 'a write landed outside the workspace');
+  assert.ok(inside >= 300 && refusedOrMissing >= 300, `the race was not exercised (inside ${inside}, refused ${refusedOrMissing})`);
 });

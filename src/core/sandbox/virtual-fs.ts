@@ -1,18 +1,35 @@
 /**
- * Path confinement for the daemon's own file tools (read, write, edit, glob,
- * grep). Paths are interpreted in the sandbox's namespace — /workspace,
- * /runtime and the environment's mounts — and resolved component by
- * component, following symlinks the way the sandbox would see them: a link
- * made inside the sandbox to /workspace/x points at the session's workspace,
- * not at the host's /workspace. Any step that leaves every mount is refused,
- * whether by `..`, an absolute path, a symlinked file or a symlinked
- * directory. Writes are allowed only under writable mounts.
+ * The file tools' view of the sandbox (read, write, edit, glob, grep run in
+ * the daemon, on the host). Paths are interpreted in the sandbox's namespace
+ * — /workspace, /runtime and the environment's mounts — and symlinks are
+ * followed the way the sandbox would see them: a link made inside the
+ * sandbox to /workspace/x points at the session's workspace, not at the
+ * host's /workspace. Any step that leaves every mount is refused, whether by
+ * `..`, an absolute path, a symlinked file or a symlinked directory. Writes
+ * are allowed only under writable mounts.
  *
- * This protects the file tools only. The shell is confined by its sandbox
- * (bwrap), not by this module.
+ * Checking and using are one operation. The agent's shell can change the
+ * workspace while a tool runs (swap a directory and a symlink in a loop), so
+ * a path is never checked and then opened again by name. Instead it is
+ * walked one component at a time from an open descriptor of the mount's
+ * root, each step an openat() of a single name with O_NOFOLLOW, relative to
+ * the descriptor of the step before (see ./beneath.ts). A symlink met on the
+ * way fails that open (ELOOP); its text is read from the same directory
+ * descriptor and resolved here, in sandbox terms, from the mount roots. What
+ * the tools then read or write is the descriptor the walk ended on. Whatever
+ * the shell renames meanwhile, no step can land outside a mount: the only
+ * way up is `..`, which this module resolves itself, never the kernel.
+ *
+ * The guarantee holds in every isolation posture (bubblewrap, unshare-net,
+ * unconfined), because it does not depend on the sandbox at all. The shell
+ * is confined by its sandbox (bwrap), not by this module.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { at, closeQuietly, fdPath, FileError, fileError, openMountRoot, PathError, DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, EDIT_FLAGS } from './beneath.js';
+
+export { PathError, FileError } from './beneath.js';
 
 export interface VirtualMount {
   /** Absolute path in the sandbox, e.g. /workspace. */
@@ -22,23 +39,48 @@ export interface VirtualMount {
   writable: boolean;
 }
 
-export class PathError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PathError';
-  }
+/** An open file or directory inside a mount. The caller closes `fd` (or calls close()). */
+export interface Opened {
+  fd: number;
+  /** Where the walk ended, as the sandbox sees it. */
+  virtual: string;
+  mount: VirtualMount;
+  stat: fs.Stats;
+  close(): void;
 }
 
-export interface Resolved {
-  /** The resolved path as the sandbox sees it. */
+export interface OpenOptions {
+  /** Open for writing: the file is created when missing; refused on read-only mounts. */
+  write?: boolean;
+  /** Open an existing file for reading and writing (edit); refused on read-only mounts. */
+  modify?: boolean;
+  /** Create missing parent directories (with `write`). */
+  parents?: boolean;
+}
+
+/** One file met by walk(). */
+export interface WalkEntry {
+  /** Path relative to the walk's root, with "/" separators. */
+  rel: string;
+  /** Sandbox path. */
   virtual: string;
-  /** The same file on the host. */
-  host: string;
-  mount: VirtualMount;
+  stat: fs.Stats;
+  /** Opens the file for reading, race-free (by name in its directory's descriptor, O_NOFOLLOW). */
+  open(): number;
 }
 
 const MAX_LINKS = 40;
+/** Directory depth a walk descends to (each level holds one descriptor open). */
+const MAX_WALK_DEPTH = 64;
 const P = path.posix;
+
+interface Step {
+  /** Sandbox path of this step. */
+  v: string;
+  /** Descriptor of the directory or file; null for a directory that exists only because a mount lies below it (/, /mnt for /mnt/x). */
+  fd: number | null;
+  mount: VirtualMount | null;
+}
 
 export class VirtualFs {
   readonly mounts: VirtualMount[];
@@ -62,12 +104,6 @@ export class VirtualFs {
     return this.mounts.some((m) => m.target.startsWith(prefix));
   }
 
-  toHost(v: string): string | null {
-    const m = this.mountOf(v);
-    if (!m) return null;
-    return path.join(m.host, P.relative(m.target, v));
-  }
-
   /** Host path back to the sandbox's view, for output the model reads. */
   toVirtual(hostPath: string): string | null {
     for (const m of [...this.mounts].sort((a, b) => b.host.length - a.host.length)) {
@@ -77,63 +113,203 @@ export class VirtualFs {
     return null;
   }
 
+  /** `input` as an absolute sandbox path (relative paths are relative to /workspace), normalised. */
+  absolute(input: string): string {
+    return P.normalize(P.isAbsolute(input) ? input : P.join(this.home, input));
+  }
+
   /**
-   * Resolves `input` (absolute, or relative to /workspace) to a file inside
-   * a mount, following symlinks. Throws PathError when it leaves the mounts,
-   * or, with `write`, when it lands on a read-only mount.
+   * Opens what `input` names (absolute, or relative to /workspace), walking
+   * beneath the mounts as described above. Throws PathError when the path
+   * leaves the mounts, when a write lands on a read-only mount, or when a
+   * symlink chain is too long; FileError (with a sandbox path) for what the
+   * file system says (ENOENT, ENOTDIR, EISDIR, EACCES, ...).
    */
-  resolve(input: string, opts: { write?: boolean } = {}): Resolved {
+  open(input: string, o: OpenOptions = {}): Opened {
     if (input.includes('\0')) throw new PathError(`${JSON.stringify(input)}: a path must not contain NUL`);
-    const start = P.isAbsolute(input) ? input : P.join(this.home, input);
-    let pending = P.normalize(start).split('/').filter(Boolean);
-    let cur = '/';
+    const writing = o.write === true || o.modify === true;
+    let pending = split(this.absolute(input));
+    const chain: Step[] = [{ v: '/', fd: null, mount: null }];
+    const unwind = (to: number) => {
+      while (chain.length > to) closeQuietly(chain.pop()?.fd ?? null);
+    };
     let links = 0;
-    while (pending.length) {
-      const comp = pending.shift() as string;
-      if (comp === '.') continue;
-      if (comp === '..') {
-        cur = P.dirname(cur);
-        continue;
-      }
-      const next = P.join(cur, comp);
-      const m = this.mountOf(next);
-      if (!m) {
-        if (this.isAncestorOfMount(next)) {
-          cur = next;
+    try {
+      while (pending.length) {
+        const comp = pending.shift() as string;
+        if (comp === '.') continue;
+        if (comp === '..') {
+          if (chain.length > 1) unwind(chain.length - 1);
           continue;
         }
-        throw new PathError(`${input}: outside the workspace (${next} is not under ${this.describeRoots(opts.write)})`);
+        const top = chain[chain.length - 1] as Step;
+        const next = P.join(top.v, comp);
+        const last = pending.length === 0;
+        const m = this.mountOf(next);
+        if (!m) {
+          if (this.isAncestorOfMount(next)) {
+            chain.push({ v: next, fd: null, mount: null });
+            continue;
+          }
+          throw new PathError(`${input}: outside the workspace (${next} is not under ${this.describeRoots(writing)})`);
+        }
+        if (next === m.target) {
+          chain.push({ v: next, fd: openMountRoot(m.host, next), mount: m });
+          continue;
+        }
+        // `top` lies in `m` (see the module comment): it has a descriptor.
+        const dirFd = top.fd as number;
+        if (writing && (last || o.parents) && !m.writable) throw new PathError(`${input}: ${m.target} is read-only`);
+        const flags = !last ? DIR_FLAGS : o.modify ? EDIT_FLAGS : o.write ? WRITE_FLAGS : READ_FLAGS;
+        let fd: number;
+        try {
+          fd = fs.openSync(at(dirFd, comp), flags, 0o644);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ELOOP' || (code === 'ENOTDIR' && !last && isSymlinkAt(dirFd, comp))) {
+            // A symlink: read its text from the same directory and resolve it here, in sandbox terms.
+            let target: string;
+            try {
+              target = fs.readlinkSync(at(dirFd, comp));
+            } catch (e2) {
+              throw fileError(e2, next);
+            }
+            if (++links > MAX_LINKS) throw new PathError(`${input}: too many levels of symbolic links`);
+            if (P.isAbsolute(target)) unwind(1);
+            pending = [...split(target), ...pending];
+            continue;
+          }
+          if (code === 'ENOENT' && !last && o.write && o.parents) {
+            try {
+              fs.mkdirSync(at(dirFd, comp), 0o755);
+            } catch (e2) {
+              if ((e2 as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError(e2, next);
+            }
+            pending.unshift(comp); // open what is there now (a directory, or whatever raced in)
+            continue;
+          }
+          if (code === 'ENOTDIR' && !last) throw new FileError('ENOTDIR', `${next}: not a directory`);
+          throw fileError(e, next);
+        }
+        chain.push({ v: next, fd, mount: m });
       }
-      const host = this.toHost(next) as string;
-      let st: fs.Stats;
-      try {
-        st = fs.lstatSync(host);
-      } catch {
-        // Does not exist (yet): nothing below it can be a link.
-        cur = P.join(next, ...pending);
-        pending = [];
-        break;
-      }
-      if (st.isSymbolicLink()) {
-        if (++links > MAX_LINKS) throw new PathError(`${input}: too many levels of symbolic links`);
-        const target = fs.readlinkSync(host);
-        // Absolute targets are sandbox paths; relative ones are relative to the link's directory.
-        const joined = P.isAbsolute(target) ? target : P.join(cur, target);
-        pending = [...P.normalize(joined).split('/').filter(Boolean), ...pending];
-        cur = '/';
-        continue;
-      }
-      cur = next;
+      const end = chain[chain.length - 1] as Step;
+      if (end.fd === null || !end.mount) throw new PathError(`${input}: outside the workspace (resolves to ${end.v}, which is not under ${this.describeRoots(writing)})`);
+      if (writing && !end.mount.writable) throw new PathError(`${input}: ${end.mount.target} is read-only`);
+      const stat = fs.fstatSync(end.fd);
+      chain.pop();
+      const fd = end.fd;
+      return { fd, virtual: end.v, mount: end.mount, stat, close: () => closeQuietly(fd) };
+    } finally {
+      unwind(0);
     }
-    const mount = this.mountOf(cur);
-    if (!mount) throw new PathError(`${input}: outside the workspace (resolves to ${cur}, which is not under ${this.describeRoots(opts.write)})`);
-    if (opts.write && !mount.writable) throw new PathError(`${input}: ${mount.target} is read-only`);
-    return { virtual: cur, host: this.toHost(cur) as string, mount };
+  }
+
+  /** Resolves `input` without keeping anything open; returns its sandbox path. Throws like open(). */
+  locate(input: string): string {
+    const h = this.open(input);
+    h.close();
+    return h.virtual;
+  }
+
+  /** Entries of an open directory, names with a trailing "/" for directories. */
+  list(dir: Opened): string[] {
+    return fs
+      .readdirSync(fdPath(dir.fd), { withFileTypes: true })
+      .map((d) => `${d.name}${d.isDirectory() || this.mountOf(P.join(dir.virtual, d.name))?.target === P.join(dir.virtual, d.name) ? '/' : ''}`)
+      .sort();
+  }
+
+  /**
+   * Visits every regular file under the open directory `root` (depth first,
+   * names sorted), without following symlinks, crossing into mounts that lie
+   * below it as the sandbox shows them. Each directory is entered by name
+   * from its parent's descriptor with O_NOFOLLOW, so nothing the shell swaps
+   * in meanwhile leads the walk outside. `visit` returns false to stop.
+   * Yields to the event loop now and then; stops when `signal` aborts.
+   * Returns how many entries were looked at.
+   */
+  async walk(root: Opened, visit: (e: WalkEntry) => boolean | Promise<boolean>, o: { signal?: AbortSignal; maxEntries: number }): Promise<{ seen: number; truncated: boolean }> {
+    let seen = 0;
+    let truncated = false;
+    const descend = async (dirFd: number, virtual: string, rel: string, depth: number): Promise<boolean> => {
+      let names: fs.Dirent[];
+      try {
+        names = fs.readdirSync(fdPath(dirFd), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      } catch {
+        return true; // vanished or unreadable: skip it
+      }
+      for (const d of names) {
+        if (o.signal?.aborted) return false;
+        if (++seen > o.maxEntries) {
+          truncated = true;
+          return false;
+        }
+        if (seen % 512 === 0) await yieldToLoop();
+        const v = P.join(virtual, d.name);
+        const r = rel ? `${rel}/${d.name}` : d.name;
+        const sub = this.mountOf(v);
+        if (sub && sub.target === v) {
+          // A mount below the root: the sandbox shows the mount, not what lies under it on the host.
+          if (depth >= MAX_WALK_DEPTH) continue;
+          let fd: number;
+          try {
+            fd = openMountRoot(sub.host, v);
+          } catch {
+            continue;
+          }
+          try {
+            if (!(await descend(fd, v, r, depth + 1))) return false;
+          } finally {
+            closeQuietly(fd);
+          }
+          continue;
+        }
+        let st: fs.Stats;
+        try {
+          st = fs.lstatSync(at(dirFd, d.name));
+        } catch {
+          continue;
+        }
+        if (st.isDirectory()) {
+          if (depth >= MAX_WALK_DEPTH) continue;
+          let fd: number;
+          try {
+            fd = fs.openSync(at(dirFd, d.name), DIR_FLAGS);
+          } catch {
+            continue; // swapped for a symlink or removed meanwhile: not followed
+          }
+          try {
+            if (!(await descend(fd, v, r, depth + 1))) return false;
+          } finally {
+            closeQuietly(fd);
+          }
+        } else if (st.isFile()) {
+          const entry: WalkEntry = { rel: r, virtual: v, stat: st, open: () => fs.openSync(at(dirFd, d.name), READ_FLAGS) };
+          if (!(await visit(entry))) return false;
+        }
+      }
+      return true;
+    };
+    await descend(root.fd, root.virtual, '', 0);
+    return { seen, truncated };
   }
 
   private describeRoots(write?: boolean): string {
     const roots = this.mounts.filter((m) => !write || m.writable).map((m) => m.target);
     return roots.join(', ');
+  }
+}
+
+function split(p: string): string[] {
+  return p.split('/').filter(Boolean);
+}
+
+function isSymlinkAt(dirFd: number, name: string): boolean {
+  try {
+    return fs.lstatSync(at(dirFd, name)).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
@@ -144,3 +320,4 @@ function realOrSelf(p: string): string {
     return path.resolve(p);
   }
 }
+

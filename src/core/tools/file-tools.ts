@@ -1,31 +1,38 @@
 /**
- * read, write, edit, glob, grep: the file tools, confined to the sandbox's
- * mounts by VirtualFs (symlinks resolved; escapes refused). Paths in and out
- * are sandbox paths (/workspace/...), never host paths.
+ * read, write, edit, glob, grep: the file tools. Every path goes through
+ * VirtualFs.open(), which walks beneath the sandbox's mounts and returns an
+ * open descriptor; the tools then read and write that descriptor, never the
+ * path again, so nothing the agent's shell renames meanwhile can redirect
+ * them (see src/core/sandbox/virtual-fs.ts). Paths in and out, and every
+ * error message, are sandbox paths (/workspace/...), never host paths.
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import fg from 'fast-glob';
+import picomatch from 'picomatch';
 import { EditInput, GlobInput, GrepInput, ReadInput, WriteInput } from '../schema/index.js';
-import { PathError } from '../sandbox/virtual-fs.js';
-import { grepOffThread, GREP_TIMEOUT_MS } from './grep-worker.js';
+import { FileError, PathError, type Opened, type VirtualFs } from '../sandbox/virtual-fs.js';
+import { fileError } from '../sandbox/beneath.js';
+import { GrepSearch, GREP_TIMEOUT_MS } from './grep-worker.js';
 import { fail, ok, type Tool, type ToolContext, type ToolOutput } from './tool.js';
 
 const MAX_GLOB_RESULTS = 1000;
 const MAX_GREP_MATCHES = 500;
 const MAX_GREP_FILE_BYTES = 5 * 1024 * 1024;
+/** What grep reads in all, so a search over a huge tree ends with a clear word instead of exhausting memory. */
+const MAX_GREP_TOTAL_BYTES = 256 * 1024 * 1024;
+/** Entries a glob or grep walk looks at before it stops and says so. */
+const MAX_WALK_ENTRIES = 200_000;
+/** Files larger than this are not read whole (the model could not take them in anyway). */
+export const MAX_READ_BYTES = 64 * 1024 * 1024;
 
-function guard(fn: () => ToolOutput): ToolOutput {
+class NotRegular extends Error {}
+
+/** Runs a tool body; path and file errors become error results that name sandbox paths only. */
+async function guard(virtualOf: string, fn: () => ToolOutput | Promise<ToolOutput>): Promise<ToolOutput> {
   try {
-    return fn();
+    return await fn();
   } catch (e) {
-    if (e instanceof PathError || e instanceof NotRegular) return fail(e.message);
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'ENXIO') return fail('not a regular file');
-    if (err.code === 'ENOENT') return fail(`no such file or directory`);
-    if (err.code === 'EISDIR') return fail(`is a directory`);
-    if (err.code === 'ENOTDIR') return fail(`a parent is not a directory`);
-    return fail(err.message);
+    if (e instanceof PathError || e instanceof FileError || e instanceof NotRegular) return fail(e.message);
+    return fail(fileError(e, virtualOf).message);
   }
 }
 
@@ -33,32 +40,32 @@ function isBinary(buf: Buffer): boolean {
   return buf.subarray(0, 8000).includes(0);
 }
 
-class NotRegular extends Error {}
-
-/**
- * Reads a regular file without ever blocking: a FIFO or device opened for
- * reading would hang the daemon's only thread, so the open is non-blocking
- * and anything that is not a regular file is refused.
- */
-export function readRegular(host: string, virtual: string): Buffer {
-  const fd = fs.openSync(host, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  try {
-    if (!fs.fstatSync(fd).isFile()) throw new NotRegular(`${virtual} is not a regular file`);
-    return fs.readFileSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+/** Reads a handle that must be a regular file (a FIFO or device is refused, never read). */
+function readHandle(h: Opened): Buffer {
+  if (!h.stat.isFile()) throw new NotRegular(`${h.virtual} is not a regular file`);
+  if (h.stat.size > MAX_READ_BYTES) throw new NotRegular(`${h.virtual} is ${h.stat.size} bytes, more than the ${MAX_READ_BYTES} bytes read can take; use grep, or bash (head, tail, sed -n)`);
+  return fs.readFileSync(h.fd);
 }
 
-/** Writes a regular file (created if missing); refuses FIFOs and devices the same way. */
-export function writeRegular(host: string, virtual: string, data: string): void {
-  const fd = fs.openSync(host, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NONBLOCK, 0o644);
+/** Replaces the content of an open regular file. */
+function writeHandle(h: Opened, data: string): void {
+  if (!h.stat.isFile()) throw new NotRegular(`${h.virtual} is not a regular file`);
+  fs.ftruncateSync(h.fd, 0);
+  fs.writeSync(h.fd, Buffer.from(data, 'utf8'), 0, undefined, 0);
+}
+
+/**
+ * Writes `data` to `file` (a sandbox path), creating it and its parent
+ * directories; refuses read-only mounts, FIFOs and devices. Returns the
+ * sandbox path written.
+ */
+export function writeFileIn(vfs: VirtualFs, file: string, data: string): string {
+  const h = vfs.open(file, { write: true, parents: true });
   try {
-    if (!fs.fstatSync(fd).isFile()) throw new NotRegular(`${virtual} is not a regular file`);
-    fs.ftruncateSync(fd, 0);
-    fs.writeFileSync(fd, data);
+    writeHandle(h, data);
+    return h.virtual;
   } finally {
-    fs.closeSync(fd);
+    h.close();
   }
 }
 
@@ -68,23 +75,26 @@ export const readTool: Tool<typeof ReadInput> = {
     'Read a file (numbered lines) or list a directory. Paths are /workspace/... (or relative to it); /runtime holds your runtime facts, read-only.',
   input: ReadInput,
   async run(input, ctx) {
-    return guard(() => {
-      const r = ctx.vfs.resolve(input.file_path);
-      const st = fs.statSync(r.host);
-      if (st.isDirectory()) {
-        const entries = fs.readdirSync(r.host, { withFileTypes: true }).map((d) => `${d.name}${d.isDirectory() ? '/' : ''}`).sort();
-        return ok(entries.length ? entries.join('\n') : '(empty directory)');
+    return guard(ctx.vfs.absolute(input.file_path), () => {
+      const h = ctx.vfs.open(input.file_path);
+      try {
+        if (h.stat.isDirectory()) {
+          const entries = ctx.vfs.list(h);
+          return ok(entries.length ? entries.join('\n') : '(empty directory)');
+        }
+        const buf = readHandle(h);
+        if (isBinary(buf)) return ok(`(binary file, ${buf.length} bytes)`);
+        const lines = buf.toString('utf8').split('\n');
+        if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+        let [from, to] = input.view_range ?? [1, 0];
+        if (to <= 0 || to > lines.length) to = lines.length;
+        if (from > lines.length && lines.length > 0) return fail(`view_range starts at line ${from}, but ${h.virtual} has ${lines.length} lines`);
+        const width = String(to).length;
+        const out = lines.slice(from - 1, to).map((l, i) => `${String(from + i).padStart(width)}\t${l}`);
+        return ok(out.length ? out.join('\n') : '(empty file)');
+      } finally {
+        h.close();
       }
-      const buf = readRegular(r.host, r.virtual);
-      if (isBinary(buf)) return ok(`(binary file, ${buf.length} bytes)`);
-      const lines = buf.toString('utf8').split('\n');
-      if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-      let [from, to] = input.view_range ?? [1, 0];
-      if (to <= 0 || to > lines.length) to = lines.length;
-      if (from > lines.length && lines.length > 0) return fail(`view_range starts at line ${from}, but ${r.virtual} has ${lines.length} lines`);
-      const width = String(to).length;
-      const out = lines.slice(from - 1, to).map((l, i) => `${String(from + i).padStart(width)}\t${l}`);
-      return ok(out.length ? out.join('\n') : '(empty file)');
     });
   },
 };
@@ -94,13 +104,9 @@ export const writeTool: Tool<typeof WriteInput> = {
   description: 'Create or overwrite a whole file inside /workspace (parent directories are created).',
   input: WriteInput,
   async run(input, ctx) {
-    return guard(() => {
-      const r = ctx.vfs.resolve(input.file_path, { write: true });
-      fs.mkdirSync(path.dirname(r.host), { recursive: true });
-      // Re-check after mkdir: a directory made meanwhile must not lead outside.
-      const again = ctx.vfs.resolve(input.file_path, { write: true });
-      writeRegular(again.host, again.virtual, input.content);
-      return ok(`wrote ${Buffer.byteLength(input.content)} bytes to ${again.virtual}`);
+    return guard(ctx.vfs.absolute(input.file_path), () => {
+      const written = writeFileIn(ctx.vfs, input.file_path, input.content);
+      return ok(`wrote ${Buffer.byteLength(input.content)} bytes to ${written}`);
     });
   },
 };
@@ -110,22 +116,27 @@ export const editTool: Tool<typeof EditInput> = {
   description: 'Replace exact text in a file inside /workspace. old_string must occur exactly once unless replace_all is true.',
   input: EditInput,
   async run(input, ctx) {
-    return guard(() => {
-      const r = ctx.vfs.resolve(input.file_path, { write: true });
-      const text = readRegular(r.host, r.virtual).toString('utf8');
-      const count = text.split(input.old_string).length - 1;
-      if (count === 0) return fail(`old_string was not found in ${r.virtual}`);
-      if (count > 1 && !input.replace_all) return fail(`old_string occurs ${count} times in ${r.virtual}; give more context or set replace_all`);
-      const next = input.replace_all ? text.split(input.old_string).join(input.new_string) : text.replace(input.old_string, () => input.new_string);
-      writeRegular(r.host, r.virtual, next);
-      return ok(`replaced ${input.replace_all ? count : 1} occurrence(s) in ${r.virtual}`);
+    return guard(ctx.vfs.absolute(input.file_path), () => {
+      // One descriptor for the read and the write: the file edited is the file read.
+      const h = ctx.vfs.open(input.file_path, { modify: true });
+      try {
+        const text = readHandle(h).toString('utf8');
+        const count = text.split(input.old_string).length - 1;
+        if (count === 0) return fail(`old_string was not found in ${h.virtual}`);
+        if (count > 1 && !input.replace_all) return fail(`old_string occurs ${count} times in ${h.virtual}; give more context or set replace_all`);
+        const next = input.replace_all ? text.split(input.old_string).join(input.new_string) : text.replace(input.old_string, () => input.new_string);
+        writeHandle(h, next);
+        return ok(`replaced ${input.replace_all ? count : 1} occurrence(s) in ${h.virtual}`);
+      } finally {
+        h.close();
+      }
     });
   },
 };
 
-function searchRoot(ctx: ToolContext, p: string | undefined) {
-  const r = ctx.vfs.resolve(p ?? '/workspace');
-  return r;
+/** Opens the directory (or file) a search starts from; /workspace by default. */
+function searchRoot(ctx: ToolContext, p: string | undefined): Opened {
+  return ctx.vfs.open(p ?? '/workspace');
 }
 
 export const globTool: Tool<typeof GlobInput> = {
@@ -136,20 +147,33 @@ export const globTool: Tool<typeof GlobInput> = {
     if (input.pattern.split('/').includes('..') || input.pattern.startsWith('/')) {
       return fail(`pattern ${JSON.stringify(input.pattern)} must be relative and must not contain ..; use path to choose the directory`);
     }
-    let root;
-    try {
-      root = searchRoot(ctx, input.path);
-    } catch (e) {
-      return fail((e as Error).message);
-    }
-    const found = (await fg(input.pattern, { cwd: root.host, dot: true, onlyFiles: true, followSymbolicLinks: false, stats: true, suppressErrors: true }))
-      // Brace expansion can smuggle in an absolute or ../ alternative: keep only what lies under the root.
-      .filter((e) => !path.isAbsolute(e.path) && !e.path.split('/').includes('..'));
-    const sorted = found.sort((a, b) => (b.stats?.mtimeMs ?? 0) - (a.stats?.mtimeMs ?? 0));
-    const list = sorted.slice(0, MAX_GLOB_RESULTS).map((e) => path.posix.join(root.virtual, e.path));
-    if (list.length === 0) return ok('no files matched');
-    const more = sorted.length > MAX_GLOB_RESULTS ? `\n(${sorted.length - MAX_GLOB_RESULTS} more not shown)` : '';
-    return ok(list.join('\n') + more);
+    return guard(ctx.vfs.absolute(input.path ?? '/workspace'), async () => {
+      const root = searchRoot(ctx, input.path);
+      try {
+        if (!root.stat.isDirectory()) return fail(`${root.virtual} is not a directory`);
+        // picomatch is the matcher fast-glob uses: the same glob syntax as before (braces, extglobs, **).
+        const match = picomatch(input.pattern, { dot: true });
+        const found: Array<{ virtual: string; mtimeMs: number }> = [];
+        const walked = await ctx.vfs.walk(
+          root,
+          (e) => {
+            if (match(e.rel)) found.push({ virtual: e.virtual, mtimeMs: e.stat.mtimeMs });
+            return true;
+          },
+          { signal: ctx.signal, maxEntries: MAX_WALK_ENTRIES },
+        );
+        const sorted = found.sort((a, b) => b.mtimeMs - a.mtimeMs);
+        const list = sorted.slice(0, MAX_GLOB_RESULTS).map((e) => e.virtual);
+        const notes = [
+          sorted.length > MAX_GLOB_RESULTS ? `(${sorted.length - MAX_GLOB_RESULTS} more not shown)` : '',
+          walked.truncated ? `(the search stopped after ${MAX_WALK_ENTRIES} entries; narrow path)` : '',
+        ].filter(Boolean);
+        if (list.length === 0) return ok(['no files matched', ...notes].join('\n'));
+        return ok([...list, ...notes].join('\n'));
+      } finally {
+        root.close();
+      }
+    });
   },
 };
 
@@ -163,31 +187,57 @@ export const grepTool: Tool<typeof GrepInput> = {
     } catch (e) {
       return fail(`pattern is not a valid regular expression: ${(e as Error).message}`);
     }
-    let root;
-    try {
-      root = searchRoot(ctx, input.path);
-    } catch (e) {
-      return fail((e as Error).message);
-    }
-    const st = fs.statSync(root.host, { throwIfNoEntry: false });
-    if (!st) return fail(`${root.virtual}: no such file or directory`);
-    const candidates = st.isDirectory()
-      ? (await fg('**/*', { cwd: root.host, dot: true, onlyFiles: true, followSymbolicLinks: false, suppressErrors: true })).sort().map((f) => path.posix.join(root.virtual, f))
-      : [root.virtual];
-    // Only regular files that resolve inside the mounts (a symlink must not lead the search out).
-    const files: Array<{ host: string; virtual: string }> = [];
-    for (const v of candidates) {
+    return guard(ctx.vfs.absolute(input.path ?? '/workspace'), async () => {
+      const root = searchRoot(ctx, input.path);
+      const search = new GrepSearch(input.pattern, { maxMatches: MAX_GREP_MATCHES, timeoutMs: Math.min(ctx.shellTimeoutMs, GREP_TIMEOUT_MS), signal: ctx.signal });
+      let total = 0;
+      let stoppedAtBytes = false;
+      // Contents are read here, from descriptors the walk opened; the worker only matches.
+      const feed = (virtual: string, fd: number): boolean => {
+        const st = fs.fstatSync(fd);
+        if (!st.isFile() || st.size > MAX_GREP_FILE_BYTES) return true;
+        if (total + st.size > MAX_GREP_TOTAL_BYTES) {
+          stoppedAtBytes = true;
+          return false;
+        }
+        const buf = fs.readFileSync(fd);
+        total += buf.length;
+        if (!isBinary(buf)) search.add(virtual, buf.toString('utf8'));
+        return !search.finished;
+      };
       try {
-        const r = ctx.vfs.resolve(v);
-        const fst = fs.statSync(r.host);
-        if (fst.isFile() && fst.size <= MAX_GREP_FILE_BYTES) files.push({ host: r.host, virtual: v });
-      } catch {
-        // vanished, or outside: skip
+        if (root.stat.isDirectory()) {
+          await ctx.vfs.walk(
+            root,
+            (e) => {
+              if (e.stat.size > MAX_GREP_FILE_BYTES) return true;
+              let fd: number;
+              try {
+                fd = e.open();
+              } catch {
+                return true; // vanished, or swapped for a symlink: skipped
+              }
+              try {
+                return feed(e.virtual, fd);
+              } finally {
+                fs.closeSync(fd);
+              }
+            },
+            { signal: ctx.signal, maxEntries: MAX_WALK_ENTRIES },
+          );
+        } else if (root.stat.isFile()) {
+          feed(root.virtual, root.fd);
+        } else {
+          return fail(`${root.virtual} is not a regular file or a directory`);
+        }
+      } finally {
+        root.close();
       }
-    }
-    const r = await grepOffThread(input.pattern, files, { maxMatches: MAX_GREP_MATCHES, timeoutMs: Math.min(ctx.shellTimeoutMs, GREP_TIMEOUT_MS), signal: ctx.signal });
-    if ('error' in r) return fail(r.error);
-    if (r.total === 0) return ok('no matches');
-    return ok(r.lines.join('\n') + (r.total > r.lines.length ? `\n(${r.total - r.lines.length} more matches not shown)` : ''));
+      const r = await search.finish();
+      if ('error' in r) return fail(r.error);
+      const note = stoppedAtBytes ? `\n(the search stopped after reading ${MAX_GREP_TOTAL_BYTES} bytes; narrow path)` : '';
+      if (r.total === 0) return ok(`no matches${note}`);
+      return ok(r.lines.join('\n') + (r.total > r.lines.length ? `\n(${r.total - r.lines.length} more matches not shown)` : '') + note);
+    });
   },
 };

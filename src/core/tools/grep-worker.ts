@@ -1,9 +1,10 @@
 /**
- * grep runs in a worker thread with a deadline: a pattern chosen by the model
- * can backtrack for minutes, and a search over a big workspace takes time;
- * neither may stall the daemon's event loop (the lease refresh, every other
- * session). The worker only reads the files it is given; the caller has
- * already confined them to the sandbox's mounts.
+ * grep matches in a worker thread with a deadline: a pattern chosen by the
+ * model can backtrack for minutes, and a search over a big workspace takes
+ * time; neither may stall the daemon's event loop (the lease refresh, every
+ * other session). The worker never touches the file system: the caller
+ * reads each file from a descriptor that VirtualFs opened beneath the
+ * sandbox's mounts and hands the worker its text.
  */
 import { Worker } from 'node:worker_threads';
 
@@ -12,55 +13,75 @@ export const GREP_TIMEOUT_MS = 20_000;
 // Plain JavaScript, evaluated in the worker (no TypeScript loader there).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const { pattern, files, maxMatches } = workerData;
-const re = new RegExp(pattern);
+const re = new RegExp(workerData.pattern);
+const maxMatches = workerData.maxMatches;
 const lines = [];
 let total = 0;
-for (const f of files) {
-  let buf;
-  try {
-    const fd = fs.openSync(f.host, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-    try {
-      if (!fs.fstatSync(fd).isFile()) continue;
-      buf = fs.readFileSync(fd);
-    } finally { fs.closeSync(fd); }
-  } catch { continue; }
-  if (buf.subarray(0, 8000).includes(0)) continue;
-  const text = buf.toString('utf8').split('\\n');
+parentPort.on('message', (m) => {
+  if (m.end) {
+    parentPort.postMessage({ lines, total });
+    return;
+  }
+  const text = m.text.split('\\n');
   for (let i = 0; i < text.length; i++) {
     if (re.test(text[i])) {
       total++;
-      if (lines.length < maxMatches) lines.push(f.virtual + ':' + (i + 1) + ':' + text[i]);
+      if (lines.length < maxMatches) lines.push(m.virtual + ':' + (i + 1) + ':' + text[i]);
     }
   }
-}
-parentPort.postMessage({ lines, total });
+});
 `;
 
 export type GrepResult = { lines: string[]; total: number } | { error: string };
 
-export function grepOffThread(
-  pattern: string,
-  files: Array<{ host: string; virtual: string }>,
-  o: { maxMatches: number; timeoutMs: number; signal: AbortSignal },
-): Promise<GrepResult> {
-  return new Promise((resolve) => {
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { pattern, files, maxMatches: o.maxMatches } });
-    let done = false;
-    const finish = (r: GrepResult) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      o.signal.removeEventListener('abort', onAbort);
-      void w.terminate();
-      resolve(r);
-    };
-    const timer = setTimeout(() => finish({ error: `grep stopped after ${o.timeoutMs} ms (a pattern that backtracks badly, or too much to search); narrow the pattern or the path` }), o.timeoutMs);
-    const onAbort = () => finish({ error: 'grep was interrupted' });
-    o.signal.addEventListener('abort', onAbort, { once: true });
-    w.on('message', (m: { lines: string[]; total: number }) => finish(m));
-    w.on('error', (e) => finish({ error: `grep failed: ${e.message}` }));
-    w.on('exit', () => finish({ error: 'grep stopped unexpectedly' }));
-  });
+/**
+ * One search: add() each file's text as it is read, then finish(). Ends
+ * early (finished = true) on the deadline, an abort or a worker failure;
+ * finish() then resolves with the error.
+ */
+export class GrepSearch {
+  private readonly worker: Worker;
+  private readonly done: Promise<GrepResult>;
+  private settle!: (r: GrepResult) => void;
+  private settled = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onAbort: () => void;
+
+  constructor(
+    pattern: string,
+    private readonly o: { maxMatches: number; timeoutMs: number; signal: AbortSignal },
+  ) {
+    this.done = new Promise((resolve) => (this.settle = resolve));
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pattern, maxMatches: o.maxMatches } });
+    this.timer = setTimeout(() => this.end({ error: `grep stopped after ${o.timeoutMs} ms (a pattern that backtracks badly, or too much to search); narrow the pattern or the path` }), o.timeoutMs);
+    this.onAbort = () => this.end({ error: 'grep was interrupted' });
+    o.signal.addEventListener('abort', this.onAbort, { once: true });
+    if (o.signal.aborted) this.onAbort();
+    this.worker.on('message', (m: { lines: string[]; total: number }) => this.end(m));
+    this.worker.on('error', (e) => this.end({ error: `grep failed: ${e.message}` }));
+    this.worker.on('exit', () => this.end({ error: 'grep stopped unexpectedly' }));
+  }
+
+  /** True once the search has ended; further add() calls are ignored. */
+  get finished(): boolean {
+    return this.settled;
+  }
+
+  add(virtual: string, text: string): void {
+    if (!this.settled) this.worker.postMessage({ virtual, text });
+  }
+
+  finish(): Promise<GrepResult> {
+    if (!this.settled) this.worker.postMessage({ end: true });
+    return this.done;
+  }
+
+  private end(r: GrepResult) {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.o.signal.removeEventListener('abort', this.onAbort);
+    void this.worker.terminate();
+    this.settle(r);
+  }
 }

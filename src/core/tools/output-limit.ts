@@ -3,9 +3,8 @@
  * workspace, and the model gets the head, the tail and the path — never a
  * silently cut answer.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { VirtualFs } from '../sandbox/virtual-fs.js';
+import { writeFileIn } from './file-tools.js';
 
 /** Where saved outputs go, inside /workspace. */
 export const OUTPUT_DIR = '/workspace/.openboa/tool-output';
@@ -15,9 +14,8 @@ export function limitOutput(text: string, limit: number, o: { vfs: VirtualFs; to
   const virtual = `${OUTPUT_DIR}/${o.toolUseId}.txt`;
   let saved = '';
   try {
-    const r = o.vfs.resolve(virtual, { write: true });
-    fs.mkdirSync(path.dirname(r.host), { recursive: true });
-    fs.writeFileSync(r.host, text);
+    // Written beneath the mounts like any file tool: a symlink the agent planted at .openboa cannot redirect it.
+    writeFileIn(o.vfs, virtual, text);
     saved = `the whole output (${text.length} characters) is in ${virtual}`;
   } catch (e) {
     saved = `the whole output (${text.length} characters) could not be saved: ${(e as Error).message}`;
