@@ -51,3 +51,17 @@ export function systemIds(nowMs: () => number = Date.now): Ids {
 /** The id of a hand-written event that has none: its 1-based line number. */
 export const lineEventId = (line: number) => `sevt_line_${line}`;
 export const lineWakeId = (line: number) => `wake_line_${line}`;
+
+/** Run ids as the runtime mints them: `wrun_` and a UUIDv7 in hex, so they sort by time. */
+export const RUN_ID = /^wrun_[0-9a-f]{32}$/;
+
+/**
+ * `id`, unless it does not sort after `last` (the clock stepped back, or
+ * another machine's clock is ahead): then the run id right after `last`.
+ * The log accepts a run only with a run id newer than every run before it.
+ */
+export function runIdAfter(id: string, last: string | null): string {
+  if (last === null || !RUN_ID.test(last) || id > last) return id;
+  const next = BigInt(`0x${last.slice(5)}`) + 1n;
+  return `wrun_${next.toString(16).padStart(32, '0')}`;
+}

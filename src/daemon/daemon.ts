@@ -23,6 +23,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { iso } from '../core/clock.js';
 import { OpenboaError } from '../core/errors.js';
+import { runIdAfter } from '../core/ids.js';
 import { LEASE_STALE_MS, acquireLease } from '../core/lease.js';
 import { wake } from '../core/run/wake.js';
 import { planRun, nextDueMs } from '../core/run/plan.js';
@@ -322,10 +323,17 @@ export class Daemon {
       try {
         const snap = this.rt.store.snapshot(id);
         const retryAt = iso(this.rt.deps.clock.now() + backoffMs(snap.consecutive_failures));
-        this.rt.store.appendEvents(id, [
-          { type: 'session.error', error: { type: 'unknown_error', code: 'run_failed', message: `the run failed: ${e.message}`, retry_status: { type: 'retrying' } } },
-          { type: 'session.status_rescheduled', reason: `run_failed: ${e.message}`, retry_at: retryAt },
-        ]);
+        // Written as a run of its own (opened, failed, rescheduled): the log accepts runtime lines only inside a run.
+        const runId = runIdAfter(this.rt.deps.ids.run(), snap.last_wake_id);
+        this.rt.store.appendEvents(
+          id,
+          [
+            { type: 'session.status_running', wake_id: runId, trigger: 'recovery', processed_event_ids: [] },
+            { type: 'session.error', error: { type: 'unknown_error', code: 'run_failed', message: `the run failed: ${e.message}`, retry_status: { type: 'retrying' } } },
+            { type: 'session.status_rescheduled', reason: `run_failed: ${e.message}`, retry_at: retryAt },
+          ],
+          { wakeId: runId },
+        );
       } finally {
         await lease.release();
       }

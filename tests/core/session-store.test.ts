@@ -8,6 +8,7 @@ import { UUID_V7 } from '../../src/core/schema/index.js';
 import { openActions } from '../../src/core/store/fold.js';
 import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
+import { FIRST_RUN } from '../helpers/run-ids.js';
 
 function setup(t: Parameters<typeof tempHome>[0]) {
   const h = tempHome(t);
@@ -57,20 +58,20 @@ test('the snapshot follows appends: pending events, processed cursor, status, us
   let snap = store.snapshot(s.id);
   assert.deepEqual(snap.pending_events.map((e) => e.id), ['sevt_line_2', 'sevt_line_3']);
   assert.equal(snap.processed_through_line, 1);
-  store.appendEvents(s.id, [{ type: 'session.status_running', wake_id: 'wrun_1', trigger: 'event', processed_event_ids: ['sevt_line_2'] }], { wakeId: 'wrun_1' });
+  store.appendEvents(s.id, [{ type: 'session.status_running', wake_id: FIRST_RUN, trigger: 'event', processed_event_ids: ['sevt_line_2'] }], { wakeId: FIRST_RUN });
   snap = store.snapshot(s.id);
   assert.equal(snap.status, 'running');
-  assert.equal(snap.running_wake_id, 'wrun_1');
+  assert.equal(snap.running_wake_id, FIRST_RUN);
   assert.deepEqual(snap.pending_events.map((e) => e.id), ['sevt_line_3']);
   assert.equal(snap.processed_through_line, 2);
-  const start = store.appendEvents(s.id, [{ type: 'span.model_request_start' }], { wakeId: 'wrun_1' })[0]!;
+  const start = store.appendEvents(s.id, [{ type: 'span.model_request_start' }], { wakeId: FIRST_RUN })[0]!;
   store.appendEvents(
     s.id,
     [
       { type: 'span.model_request_end', model_request_start_id: start.id, is_error: false, model_usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 1, cache_read_input_tokens: 2 } },
-      { type: 'session.status_idle', wake_id: 'wrun_1', stop_reason: { type: 'end_turn' }, stop_details: null },
+      { type: 'session.status_idle', wake_id: FIRST_RUN, stop_reason: { type: 'end_turn' }, stop_details: null },
     ],
-    { wakeId: 'wrun_1' },
+    { wakeId: FIRST_RUN },
   );
   snap = store.snapshot(s.id);
   assert.equal(snap.status, 'idle');
@@ -115,7 +116,7 @@ test('bad lines are remembered until a session.error reports them', (t) => {
   store.appendEvents(s.id, [
     { type: 'session.error', error: { type: 'unknown_error', code: 'invalid_event', message: 'bad', retry_status: { type: 'terminal' } }, line: 2 },
     { type: 'session.error', error: { type: 'unknown_error', code: 'invalid_wake', message: 'bad', retry_status: { type: 'terminal' } }, line: 1, file: 'wake-queue.jsonl' },
-  ]);
+  ], { wakeId: FIRST_RUN });
   snap = store.snapshot(s.id);
   assert.deepEqual(snap.rejected, []);
   fs.rmSync(p.snapshot);
@@ -125,8 +126,9 @@ test('bad lines are remembered until a session.error reports them', (t) => {
 test('a confirmation for an unknown, un-asked or already-answered tool use is rejected by the fold', (t) => {
   const { store } = setup(t);
   const s = createSession(store, { agent: 'demo' });
-  const [use] = store.appendEvents(s.id, [{ type: 'agent.tool_use', name: 'write', input: {}, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' }], { wakeId: 'wrun_1' });
-  const [allowed] = store.appendEvents(s.id, [{ type: 'agent.tool_use', name: 'read', input: {}, model_tool_use_id: 'toolu_2', evaluated_permission: 'allow' }], { wakeId: 'wrun_1' });
+  store.appendEvents(s.id, [{ type: 'session.status_running', wake_id: FIRST_RUN, trigger: 'event', processed_event_ids: [] }], { wakeId: FIRST_RUN });
+  const [use] = store.appendEvents(s.id, [{ type: 'agent.tool_use', name: 'write', input: {}, model_tool_use_id: 'toolu_1', evaluated_permission: 'ask' }], { wakeId: FIRST_RUN });
+  const [allowed] = store.appendEvents(s.id, [{ type: 'agent.tool_use', name: 'read', input: {}, model_tool_use_id: 'toolu_2', evaluated_permission: 'allow' }], { wakeId: FIRST_RUN });
   let snap = store.snapshot(s.id);
   assert.deepEqual(openActions(snap).map((u) => u.id), [use!.id]);
   const p = store.paths(s.id);
@@ -140,11 +142,11 @@ test('a confirmation for an unknown, un-asked or already-answered tool use is re
     ].join('\n') + '\n',
   );
   snap = store.snapshot(s.id);
-  assert.deepEqual(snap.pending_events.map((e) => e.line), [6]);
-  assert.deepEqual(snap.rejected.map((r) => r.line), [4, 5, 7]);
-  assert.match(snap.rejected[0]!.message, /line 4: user\.tool_confirmation: tool_use_id sevt_nope is not a tool use awaiting an answer/);
+  assert.deepEqual(snap.pending_events.map((e) => e.line), [7]);
+  assert.deepEqual(snap.rejected.map((r) => r.line), [5, 6, 8]);
+  assert.match(snap.rejected[0]!.message, /line 5: user\.tool_confirmation: tool_use_id sevt_nope is not a tool use awaiting an answer/);
   assert.match(snap.rejected[1]!.message, /did not ask for confirmation/);
-  assert.match(snap.rejected[2]!.message, /already answered by sevt_line_6/);
+  assert.match(snap.rejected[2]!.message, /already answered by sevt_line_7/);
   assert.deepEqual(openActions(snap), []);
 });
 

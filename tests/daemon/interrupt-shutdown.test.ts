@@ -5,6 +5,7 @@ import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { whenExists } from '../helpers/home.js';
+import { DEAD_RUN } from '../helpers/run-ids.js';
 
 const interrupt = (b: Awaited<ReturnType<typeof bench>>, id: string) =>
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.interrupt","reason":"stop"}\n');
@@ -73,7 +74,7 @@ test('a log that ends in running with no live lease is reconciled and run again 
   const b = await bench(t, { steps: [{ text: 'recovered' }] });
   const id = b.session('before the crash');
   const taken = b.store.snapshot(id).pending_events.map((e) => e.id);
-  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: 'wrun_dead', trigger: 'event', processed_event_ids: taken }], { wakeId: 'wrun_dead' });
+  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: DEAD_RUN, trigger: 'event', processed_event_ids: taken }], { wakeId: DEAD_RUN });
   const td = await startDaemon(t, b);
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.equal(r.trigger, 'recovery');

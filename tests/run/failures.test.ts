@@ -5,6 +5,7 @@ import path from 'node:path';
 import { bench, textOf } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
+import { DEAD_RUN } from '../helpers/run-ids.js';
 
 const errorsOf = (ev: SessionEvent[]) => ev.filter((e): e is Extract<SessionEvent, { type: 'session.error' }> => e.type === 'session.error');
 
@@ -137,15 +138,15 @@ test('crash reconciliation: a tool use with no result is closed as "outcome unkn
   const p = b.store.paths(id);
   // what a run killed between the tool call and its result leaves behind
   const taken = b.store.snapshot(id).pending_events.map((e) => e.id);
-  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: 'wrun_dead', trigger: 'event', processed_event_ids: taken }], { wakeId: 'wrun_dead' });
-  const [start] = b.store.appendEvents(id, [{ type: 'span.model_request_start' }], { wakeId: 'wrun_dead' });
+  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: DEAD_RUN, trigger: 'event', processed_event_ids: taken }], { wakeId: DEAD_RUN });
+  const [start] = b.store.appendEvents(id, [{ type: 'span.model_request_start' }], { wakeId: DEAD_RUN });
   const [use] = b.store.appendEvents(
     id,
     [
       { type: 'agent.tool_use', name: 'write', input: { file_path: 'x.txt', content: 'twice?' }, model_tool_use_id: 'toolu_dead', evaluated_permission: 'allow' },
       { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
     ],
-    { wakeId: 'wrun_dead' },
+    { wakeId: DEAD_RUN },
   );
   const r = await b.wake(id);
   assert.equal(r.trigger, 'recovery');
@@ -167,7 +168,7 @@ test('a run that died before the model answered is continued with the same conve
   const b = await bench(t, { steps: [{ text: 'answer' }] });
   const id = b.session('question');
   const taken = b.store.snapshot(id).pending_events.map((e) => e.id);
-  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: 'wrun_dead', trigger: 'event', processed_event_ids: taken }, { type: 'span.model_request_start' }], { wakeId: 'wrun_dead' });
+  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: DEAD_RUN, trigger: 'event', processed_event_ids: taken }, { type: 'span.model_request_start' }], { wakeId: DEAD_RUN });
   b.store.appendUserEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'and another thing' }] });
   const r = await b.wake(id);
   assert.equal(r.trigger, 'recovery');

@@ -9,6 +9,7 @@ import { confirmToolUse, interruptSession, sendMessage } from '../../src/core/se
 import { nextDueMs } from '../../src/core/run/plan.js';
 import { acquireLease } from '../../src/core/lease.js';
 import { whenExists } from '../helpers/home.js';
+import { FIRST_RUN } from '../helpers/run-ids.js';
 
 test('a second confirmation that arrives while the first tool runs is taken into the same run: both results are real', async (t) => {
   const b = await bench(t, {
@@ -55,7 +56,14 @@ test('an interrupt with a broken agent.yaml is honoured at once instead of spinn
 test('while a failed run backs off, a due revisit waits for the retry (no timer storm)', async (t) => {
   const b = await bench(t, { steps: [{ status: 400 }] });
   const id = b.session();
-  b.store.appendEvents(id, [{ type: 'session.status_rescheduled', reason: 'test', retry_at: new Date(b.deps.clock.now() + 60_000).toISOString() }]);
+  b.store.appendEvents(
+    id,
+    [
+      { type: 'session.status_running', wake_id: FIRST_RUN, trigger: 'event', processed_event_ids: [] },
+      { type: 'session.status_rescheduled', reason: 'test', retry_at: new Date(b.deps.clock.now() + 60_000).toISOString() },
+    ],
+    { wakeId: FIRST_RUN },
+  );
   b.store.scheduleWake(id, { due_at: new Date(b.deps.clock.now() - 1000).toISOString(), reason: 'overdue', source: 'agent' });
   assert.equal(nextDueMs(b.store.snapshot(id)), b.deps.clock.now() + 60_000);
 });
@@ -105,11 +113,11 @@ test('a run that died while honouring an interrupt is finished, not continued, b
   const b = await bench(t, { steps: [{ text: 'should not be asked' }] });
   const id = b.session('long task');
   const taken = b.store.snapshot(id).pending_events.map((e) => e.id);
-  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: 'wrun_1', trigger: 'event', processed_event_ids: taken }], { wakeId: 'wrun_1' });
+  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: FIRST_RUN, trigger: 'event', processed_event_ids: taken }], { wakeId: FIRST_RUN });
   interruptSession(b.store, id, 'stop');
   const intr = b.store.snapshot(id).pending_events.map((e) => e.id);
   // the run took the interrupt in, then died before its status_idle
-  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: 'wrun_1', trigger: 'event', processed_event_ids: intr, continuation: true }], { wakeId: 'wrun_1' });
+  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: FIRST_RUN, trigger: 'event', processed_event_ids: intr, continuation: true }], { wakeId: FIRST_RUN });
   const r = await b.wake(id);
   assert.equal(r.trigger, 'recovery');
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });

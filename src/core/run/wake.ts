@@ -18,6 +18,7 @@
  */
 import { iso } from '../clock.js';
 import { acquireLease, type Lease } from '../lease.js';
+import { runIdAfter } from '../ids.js';
 import { loadAgent, loadEnvironment, loadScript, rel, type LoadedAgent } from '../definitions.js';
 import type { Home } from '../home.js';
 import { OpenboaError } from '../errors.js';
@@ -49,7 +50,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
   const { store, deps } = rt;
   const t0 = deps.clock.now();
   const paths = store.require(sessionId);
-  const runId = deps.ids.run();
+  let runId = deps.ids.run();
   const lease = await acquireLease(paths, { purpose: 'wake', wakeId: runId, nowIso: iso(t0), ...(opts.leaseStaleMs ? { staleMs: opts.leaseStaleMs } : {}) });
   const result = (snap: SessionSnapshot, over: Partial<WakeResult>): WakeResult => ({
     session_id: sessionId,
@@ -72,7 +73,9 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
   });
   try {
     let snap = store.snapshot(sessionId);
-    const reported = reportRejections(rt, sessionId, snap);
+    // The log accepts a run only with an id newer than the last one (docs/format.md).
+    runId = runIdAfter(runId, snap.last_wake_id);
+    const reported = reportRejections(rt, sessionId, snap, runId);
     if (reported.length) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
@@ -90,8 +93,11 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
   }
 }
 
-/** Appends a session.error for every bad line not yet reported (under the lease, so once). */
-function reportRejections(rt: Runtime, sessionId: string, snap: SessionSnapshot): string[] {
+/**
+ * Appends a session.error for every bad line not yet reported (under the
+ * lease, so once), stamped with the id of the run about to start.
+ */
+function reportRejections(rt: Runtime, sessionId: string, snap: SessionSnapshot, runId: string): string[] {
   if (snap.rejected.length === 0) return [];
   rt.store.appendEvents(
     sessionId,
@@ -102,6 +108,7 @@ function reportRejections(rt: Runtime, sessionId: string, snap: SessionSnapshot)
       ...(r.file !== 'events.jsonl' ? { file: r.file } : {}),
       ...(r.event_id ? { event_id: r.event_id } : {}),
     })),
+    { wakeId: runId },
   );
   return snap.rejected.map((r) => r.message);
 }
@@ -137,12 +144,13 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     const retryAt = iso(deps.clock.now() + backoffMs(snap.consecutive_failures));
     const error: NewEvent = { type: 'session.error', error: { type: 'unknown_error', code: 'invalid_definition', message: msg, retry_status: { type: 'retrying' } } };
     // An interrupt needs no model: honour it even now, so it cannot keep the session spinning.
+    // The run opens first: every line a run writes carries its id inside its bracket.
     const interrupts = plan.take.filter((p) => p.type === 'user.interrupt');
-    if (interrupts.length) {
+    emitBase([{ type: 'session.status_running', wake_id: runId, trigger: plan.trigger, processed_event_ids: interrupts.map((p) => p.id) }]);
+    if (interrupts.length || (plan.recovery && snap.interrupt_taken)) {
       closeForInterrupt(store, sessionId, emitBase);
       const rest = store.snapshot(sessionId, { persist: false }).pending_events.filter((p) => p.type !== 'user.interrupt');
       emitBase([
-        { type: 'session.status_running', wake_id: runId, trigger: plan.trigger, processed_event_ids: interrupts.map((p) => p.id) },
         error,
         rest.length
           ? { type: 'session.status_rescheduled', reason: `invalid_definition: ${msg}`, retry_at: retryAt }
@@ -227,10 +235,10 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   let ending: Ending | null = null;
   const wakesScheduledBefore = new Set(snap.pending_wakes.map((w) => w.id));
   try {
-    reconcile(run, snap);
-    // An interrupt's effects go in before the record that takes it in: after a
-    // crash in between, the next run applies them again (harmlessly).
-    if (plan.interrupt) applyInterrupt(run);
+    // The run opens first: the log accepts runtime lines only inside a run's
+    // bracket (docs/format.md). What follows is safe to redo after a crash:
+    // a run that dies here is recovered, reconciles again, and honours an
+    // interrupt it had taken in (snap.interrupt_taken) again, harmlessly.
     run.emit([
       {
         type: 'session.status_running',
@@ -240,13 +248,15 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
         ...(plan.wakes.length ? { wakes: plan.wakes.map((w) => ({ id: w.id, reason: w.reason, due_at: w.due_at })) } : {}),
       },
     ]);
+    reconcile(run, snap);
+    if (plan.interrupt) applyInterrupt(run);
     const toConsume = [...plan.wakes.map((w) => w.id), ...snap.wakes_taken];
     store.settleWakes(sessionId, 'wake.consumed', toConsume, { wakeRunId: runId });
     writeStartFiles(run, problems.map((p) => `${rel(rt.home, p.file)}: ${p.message}`));
     if (env.missingSecrets.length) {
       appendError(run, { type: 'unknown_error', code: 'missing_secret', message: `environment ${environment.id}: the secret(s) ${env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
     }
-    if (plan.interrupt || (plan.recovery && snap.interrupt_taken && plan.take.length === 0)) {
+    if (plan.interrupt || (plan.recovery && snap.interrupt_taken)) {
       // A run that died while honouring an interrupt is finished the same way, not continued.
       if (!plan.interrupt) applyInterrupt(run);
       const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');

@@ -18,6 +18,7 @@ import {
   type WakeRecord,
 } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
+import { RUN_ID } from '../ids.js';
 
 export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot {
   return {
@@ -123,13 +124,56 @@ function updateProcessedThrough(s: SessionSnapshot, foldedLine: number) {
   s.processed_through_line = first ? first.line - 1 : foldedLine;
 }
 
+/**
+ * Provenance of a runtime-only line (docs/format.md, "Who may write what").
+ * A person or a program appends user.* events and session.updated; every
+ * other type is written by a run, and is accepted only as such:
+ *
+ * - a `session.status_running` opens a run when its `wake_id` is a run id of
+ *   the runtime's form, newer than every run before it in this log (run ids
+ *   sort by time, and wake() mints each one past the last); a continuation
+ *   must name the run in progress;
+ * - every other runtime line must carry the `wake_id` of the run in
+ *   progress (its status_running came before it, and no status_idle,
+ *   status_rescheduled or status_terminated of it yet); the ending records
+ *   close the run;
+ * - a session.error that reports a bad line (`line`) may come from the
+ *   lease holder just before its run opens: its `wake_id` is then a run id
+ *   no older than the last run.
+ *
+ * Returns why a line is refused, or null. A refused line stays in the log,
+ * changes nothing, and is reported once.
+ */
+function unproven(s: SessionSnapshot, e: SessionEvent, line: number): string | null {
+  if (isUserEventType(e.type) || e.type === 'session.created' || e.type === 'session.updated') return null;
+  const where = `events.jsonl line ${line}: ${e.type}`;
+  if (e.type === 'session.status_running') {
+    const w = e.wake_id;
+    if (e.continuation) return w === s.running_wake_id ? null : `${where}: a continuation of run ${w}, which is not the run in progress; only a run writes this`;
+    if (!RUN_ID.test(w)) return `${where}: wake_id ${JSON.stringify(w)} is not a run id the runtime writes; only a run writes this (a person or program appends user.* events)`;
+    if (s.last_wake_id !== null && w <= s.last_wake_id) return `${where}: run ${w} is not newer than the last run (${s.last_wake_id}); a copied or replayed line is not a run`;
+    return null;
+  }
+  const w = e.wake_id;
+  if (w !== undefined && w === s.running_wake_id) return null;
+  if (e.type === 'session.error' && e.line !== undefined && w !== undefined && RUN_ID.test(w) && (s.last_wake_id === null || w >= s.last_wake_id)) return null;
+  const got = w === undefined ? 'it has no wake_id' : `its wake_id ${JSON.stringify(w)} is not the run in progress`;
+  return `${where}: only a run of this session writes this, and ${got}${s.running_wake_id ? '' : ' (no run is in progress)'}; a person or program appends user.* events`;
+}
+
 /** Applies one event of events.jsonl (at `line`). Mutates `s`. */
 export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): void {
-  s.updated_at = e.created_at > s.updated_at ? e.created_at : s.updated_at;
   if (line === 1 && e.type !== 'session.created') {
     reject(s, line, e.id, `events.jsonl line 1: the first line must be session.created, got ${e.type}`);
     return;
   }
+  const why = unproven(s, e, line);
+  if (why) {
+    reject(s, line, e.id, why, 'unproven_event');
+    updateProcessedThrough(s, line);
+    return;
+  }
+  s.updated_at = e.created_at > s.updated_at ? e.created_at : s.updated_at;
   if (isUserEventType(e.type)) {
     const why = judgeUserEvent(s, e, line);
     if (why) {
