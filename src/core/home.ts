@@ -48,6 +48,8 @@ export interface SessionPaths {
   wakeQueue: string;
   runtime: string;
   workspace: string;
+  /** Files dropped here (written elsewhere, renamed in) are moved into events.jsonl by the runtime. */
+  inbox: string;
   /** proper-lockfile's lock directory for the run lease. */
   lease: string;
   /** Who holds the lease (advisory; the lock directory decides). */
@@ -62,6 +64,7 @@ export function sessionPaths(dir: string): SessionPaths {
     wakeQueue: path.join(dir, 'wake-queue.jsonl'),
     runtime: path.join(dir, 'runtime'),
     workspace: path.join(dir, 'workspace'),
+    inbox: path.join(dir, 'inbox'),
     lease: path.join(dir, 'lease.lock'),
     leaseOwner: path.join(dir, 'lease.json'),
   };

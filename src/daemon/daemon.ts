@@ -34,6 +34,7 @@ import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
 import { recordActivation } from './activations.js';
 import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
+import { inboxHasFiles } from '../core/store/inbox.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 
 export interface DaemonOptions {
@@ -170,7 +171,7 @@ export class Daemon {
     }
     this.blockedUntil.delete(id);
     const plan = planRun(snap, now, {});
-    if (plan.runnable || snap.rejected.length > 0) {
+    if (plan.runnable || snap.rejected.length > 0 || inboxHasFiles(this.rt.store.paths(id))) {
       this.scheduler.set(id, null);
       return this.request(id);
     }
@@ -366,7 +367,7 @@ export class Daemon {
           return -1;
         }
       };
-      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue) this.evaluate(id);
+      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || inboxHasFiles(p)) this.evaluate(id);
     }
   }
 

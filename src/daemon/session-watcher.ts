@@ -12,9 +12,10 @@
  * polling mode, which has no raw events). Hints are coalesced per session
  * until the next turn of the event loop.
  *
- * Only depth 1 is watched, and workspace/, runtime/, locks and our own
- * session.json rewrites are ignored, so one inotify watch per session folder
- * suffices and the daemon never wakes itself. `poll` switches chokidar to
+ * Only depth 1 is watched, and inbox/ below it; workspace/, runtime/, locks
+ * and our own session.json rewrites are ignored, so two inotify watches per
+ * session (its folder and its inbox) suffice and the daemon never wakes
+ * itself. `poll` switches chokidar to
  * polling (network filesystems); running out of inotify watches (ENOSPC)
  * falls back to polling with a warning instead of crashing.
  */
@@ -33,6 +34,7 @@ export interface WatcherOptions {
 }
 
 const WATCHED_FILES = new Set(['events.jsonl', 'wake-queue.jsonl']);
+const INBOX = 'inbox';
 
 /** Past chokidar's 50 ms change throttle. */
 export const TRAILING_MS = 60;
@@ -67,14 +69,17 @@ export class SessionWatcher {
     const parts = rel.split(path.sep);
     if (!UUID_V7.test(parts[0] as string)) return true;
     if (parts.length === 1) return false;
+    // inbox/ is a folder of its own: its watch reports files renamed into it.
+    if (parts.length === 2 && parts[1] === INBOX) return false;
     if (parts.length === 2) return !this.polling || !WATCHED_FILES.has(parts[1] as string);
+    if (parts.length === 3 && parts[1] === INBOX) return !this.polling || (parts[2] as string).startsWith('.');
     return true;
   };
 
   start(): void {
     const w = chokidar.watch(this.o.sessionsDir, {
       ignoreInitial: true,
-      depth: 1,
+      depth: 2,
       persistent: true,
       ignored: this.ignored,
       usePolling: this.polling,
@@ -102,8 +107,9 @@ export class SessionWatcher {
     const full = evPath ? path.join(watchedPath, evPath) : watchedPath;
     const rel = path.relative(this.o.sessionsDir, full).split(path.sep);
     const id = rel[0] as string;
-    if (!UUID_V7.test(id) || rel.length > 2) return;
-    if (rel.length === 2 && !WATCHED_FILES.has(rel[1] as string)) return;
+    if (!UUID_V7.test(id)) return;
+    const inInbox = rel[1] === INBOX && (rel.length === 2 || (rel.length === 3 && !(rel[2] as string).startsWith('.')));
+    if (!inInbox && (rel.length > 2 || (rel.length === 2 && !WATCHED_FILES.has(rel[1] as string)))) return;
     this.queue(id);
   }
 

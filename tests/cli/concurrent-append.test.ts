@@ -66,3 +66,55 @@ test('8 processes appending 10,000 lines at once leave 10,000 whole, parseable l
   for (const [k, n] of seen) assert.equal(n, PER_WRITER, k);
   assert.equal(fs.readFileSync(log, 'utf8').split('\n').filter((l) => l.trim()).length, 10_001);
 });
+
+/** The text of every whole user.message in the log, with a check that each line parsed. */
+function messagesOf(log: string): string[] {
+  const out: string[] = [];
+  for (const raw of readLines(log).lines) {
+    const r = parseEventLine(raw, Date.now());
+    if (r.kind === 'blank') continue;
+    assert.equal(r.kind, 'event', `line ${raw.no} is not a whole event: ${raw.text.slice(0, 80)}`);
+    if (r.kind === 'event' && r.event.type === 'user.message') out.push(r.event.content[0]?.type === 'text' ? r.event.content[0].text : '');
+  }
+  return out;
+}
+
+const MB = 1024 * 1024;
+
+test('8 concurrent `openboa send` of 1 MB messages: each is one write, none lost or torn', { timeout: 180_000 }, async (t) => {
+  const { root } = tempHome(t);
+  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const jobs: Array<Promise<number | null>> = [];
+  for (let w = 0; w < 8; w++) {
+    for (let k = 0; k < 2; k++) jobs.push(run(process.execPath, [CLI, '--home', root, 'send', id, '-'], `big-${w}-${k}-${String.fromCharCode(97 + w).repeat(MB)}`));
+  }
+  assert.deepEqual(await Promise.all(jobs), Array(16).fill(0));
+  const texts = messagesOf(path.join(root, 'sessions', id, 'events.jsonl'));
+  assert.equal(texts.length, 16);
+  for (const s of texts) {
+    const m = /^big-(\d)-(\d)-([a-h]+)$/.exec(s);
+    assert.ok(m, `torn message: ${s.slice(0, 40)}`);
+    assert.equal(m[3]!.length, MB);
+    assert.equal(m[3], String.fromCharCode(97 + Number(m[1])).repeat(MB));
+  }
+  assert.equal(new Set(texts.map((s) => s.slice(0, 10))).size, 16);
+});
+
+test('8 concurrent inbox writers of 1 MB lines: every message arrives whole, exactly once', { timeout: 180_000 }, async (t) => {
+  const { root } = tempHome(t);
+  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const inbox = path.join(root, 'sessions', id, 'inbox');
+  // Each writer writes a hidden file in inbox/, then renames it in (the contract in docs/format.md).
+  const writer = `const fs=require('fs'),path=require('path');const [dir,w]=process.argv.slice(1);for(let k=0;k<3;k++){const text=JSON.stringify({type:'user.message',content:'inbox-'+w+'-'+k+'-'+'z'.repeat(${MB})});const tmp=path.join(dir,'.w'+w+'-'+k);fs.writeFileSync(tmp,text+'\\n');fs.renameSync(tmp,path.join(dir,w+'-'+k+'.jsonl'));}`;
+  const jobs: Array<Promise<number | null>> = [];
+  for (let w = 0; w < 8; w++) jobs.push(run(process.execPath, ['-e', writer, inbox, String(w)]));
+  // a run in the middle of the writing drains what is there so far
+  jobs.push(cli(['wake', id], { home: root }).then((r) => r.code));
+  assert.deepEqual(await Promise.all(jobs), Array(9).fill(0));
+  assert.equal((await cli(['wake', id], { home: root })).code, 0);
+  const texts = messagesOf(path.join(root, 'sessions', id, 'events.jsonl'));
+  assert.equal(texts.length, 24);
+  assert.equal(new Set(texts.map((s) => s.slice(0, 12))).size, 24, 'each exactly once');
+  for (const s of texts) assert.match(s, new RegExp(`^inbox-\\d-\\d-z{${MB}}$`));
+  assert.deepEqual(fs.readdirSync(inbox).filter((n) => !n.startsWith('.')), []);
+});

@@ -29,6 +29,7 @@ import { ToolCatalog } from '../tools/catalog.js';
 import { ShellSession } from '../sandbox/shell-session.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { openActions } from '../store/fold.js';
+import { drainInbox } from '../store/inbox.js';
 import { planRun, type RunPlan } from './plan.js';
 import type { NewEvent, PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { buildRunEnvironment, virtualMounts } from './environment.js';
@@ -73,9 +74,12 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
   });
   try {
     let snap = store.snapshot(sessionId);
+    // Files dropped into inbox/ enter the log first, under the lease, exactly once.
+    const drained = drainInbox(paths, deps.ids, snap.inbox_taken);
+    if (drained.lines > 0 || drained.files > 0) snap = store.snapshot(sessionId);
     // The log accepts a run only with an id newer than the last one (docs/format.md).
     runId = runIdAfter(runId, snap.last_wake_id);
-    const reported = reportRejections(rt, sessionId, snap, runId);
+    const reported = [...reportRejections(rt, sessionId, snap, runId), ...drained.problems];
     if (reported.length) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
@@ -87,7 +91,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     // Stopped (shutdown, interrupt) while the lease was being taken: do not start.
     if (opts.signal?.aborted) return result(snap, { outcome: 'skipped', skip_reason: 'aborted', wake_id: null, errors: reported });
     opts.onStart?.({ wakeId: runId, trigger: plan.trigger });
-    return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, opts, result });
+    return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, inboxProblems: drained.problems, opts, result });
   } finally {
     await lease.release();
   }
@@ -121,6 +125,8 @@ interface ExecInput {
   lease: Lease;
   t0: number;
   reported: string[];
+  /** inbox/ files refused by the drain, reported once the run is open. */
+  inboxProblems: string[];
   opts: WakeOptions;
   result: (snap: SessionSnapshot, over: Partial<WakeResult>) => WakeResult;
 }
@@ -253,6 +259,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     const toConsume = [...plan.wakes.map((w) => w.id), ...snap.wakes_taken];
     store.settleWakes(sessionId, 'wake.consumed', toConsume, { wakeRunId: runId });
     writeStartFiles(run, problems.map((p) => `${rel(rt.home, p.file)}: ${p.message}`));
+    for (const m of x.inboxProblems) appendError(run, { type: 'unknown_error', code: 'invalid_inbox_file', message: m, retry: 'terminal' });
     if (env.missingSecrets.length) {
       appendError(run, { type: 'unknown_error', code: 'missing_secret', message: `environment ${environment.id}: the secret(s) ${env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
     }

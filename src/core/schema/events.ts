@@ -18,6 +18,8 @@ const envelope = {
   id: z.string().min(1).optional(),
   created_at: Timestamp.optional(),
   wake_id: z.string().min(1).optional(),
+  /** The inbox/ file this line was moved in from (set by the runtime when it moves it). */
+  inbox: z.string().min(1).optional(),
 };
 
 /**

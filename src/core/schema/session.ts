@@ -111,6 +111,13 @@ export const SessionSnapshot = z.object({
   rejected: z.array(Rejection),
   /** "file:line" keys already reported by a session.error. */
   reported: z.array(z.string()),
+  /**
+   * Names of inbox/ files whose lines are in the log since the last run
+   * opened (the `inbox` field of those lines). A file still in inbox/ under
+   * one of these names was moved in just before a crash: it is removed, not
+   * moved in again.
+   */
+  inbox_taken: z.array(z.string()).default([]),
 
   pending_wakes: z.array(PendingWake),
   /** Wakes a session.status_running took whose wake.consumed record is not in the queue yet. */

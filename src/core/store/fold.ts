@@ -44,6 +44,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     open_tool_uses: [],
     rejected: [],
     reported: [],
+    inbox_taken: [],
     pending_wakes: [],
     wakes_taken: [],
     wakes_consumed: 0,
@@ -68,6 +69,9 @@ export function finishFold(s: SessionSnapshot): SessionSnapshot {
 }
 
 const key = (file: string, line: number) => `${file}:${line}`;
+
+/** inbox_taken keeps at most this many names (a drain takes at most MAX_INBOX_FILES files; see inbox.ts). */
+const MAX_INBOX_TAKEN = 4096;
 
 /**
  * Ids of the pending events, kept beside the snapshot while a fold runs so a
@@ -167,6 +171,11 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
     reject(s, line, e.id, `events.jsonl line 1: the first line must be session.created, got ${e.type}`);
     return;
   }
+  // Bookkeeping for exactly-once moves from inbox/ (see inbox.ts), whatever the line's fate.
+  if (e.inbox !== undefined && !s.inbox_taken.includes(e.inbox)) {
+    s.inbox_taken.push(e.inbox);
+    if (s.inbox_taken.length > MAX_INBOX_TAKEN) s.inbox_taken.splice(0, s.inbox_taken.length - MAX_INBOX_TAKEN);
+  }
   const why = unproven(s, e, line);
   if (why) {
     reject(s, line, e.id, why, 'unproven_event');
@@ -209,6 +218,8 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       if (e.overrides) s.overrides = { ...s.overrides, ...e.overrides, env: { ...s.overrides.env, ...e.overrides.env } };
       break;
     case 'session.status_running': {
+      // Every inbox move before this point finished (a drain unlinks its files before the run opens).
+      if (!e.continuation) s.inbox_taken = [];
       s.status = 'running';
       s.stop_reason = null;
       s.retry_at = null;

@@ -94,6 +94,7 @@ export class SessionStore {
     const tmp = sessionPaths(tmpDir);
     fs.mkdirSync(tmp.workspace, { recursive: true });
     fs.mkdirSync(tmp.runtime, { recursive: true });
+    fs.mkdirSync(tmp.inbox, { recursive: true });
     const created = this.stamp({
       type: 'session.created',
       agent_id: input.agentId,
