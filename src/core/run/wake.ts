@@ -217,7 +217,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
       clock: deps.clock,
       unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
     }),
-    vfs: new VirtualFs(virtualMounts(env)),
+    vfs: new VirtualFs(virtualMounts(env), { hideHostPaths: env.posture?.isolation === 'bwrap' }),
     window: new LogWindow(store, sessionId, snap.journals.events, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
     files,
     controller,

@@ -82,14 +82,51 @@ interface Step {
   mount: VirtualMount | null;
 }
 
+export interface VirtualFsOptions {
+  /** Where relative paths start (default /workspace). */
+  home?: string;
+  /**
+   * Whether hideHostPaths() rewrites host paths (true under bubblewrap,
+   * where they do not exist for the agent; false where the shell runs on
+   * the host and its host paths are its real ones).
+   */
+  hideHostPaths?: boolean;
+}
+
 export class VirtualFs {
   readonly mounts: VirtualMount[];
+  readonly home: string;
+  private readonly hostPatterns: Array<{ re: RegExp; target: string }> = [];
 
-  constructor(mounts: VirtualMount[], readonly home = '/workspace') {
+  constructor(mounts: VirtualMount[], o: VirtualFsOptions = {}) {
+    this.home = o.home ?? '/workspace';
     // Longest target first, so /workspace/sub mounts win over /workspace.
     this.mounts = mounts
       .map((m) => ({ ...m, target: P.normalize(m.target).replace(/\/+$/, '') || '/', host: realOrSelf(m.host) }))
       .sort((a, b) => b.target.length - a.target.length);
+    if (o.hideHostPaths) {
+      // Each mount's host path as given and as resolved; longest first, so a nested mount wins.
+      const hosts = new Map<string, string>();
+      for (const m of mounts) {
+        const target = P.normalize(m.target).replace(/\/+$/, '') || '/';
+        for (const h of [path.resolve(m.host), realOrSelf(m.host)]) if (h !== '/' && !hosts.has(h)) hosts.set(h, target);
+      }
+      for (const [host, target] of [...hosts].sort((a, b) => b[0].length - a[0].length)) {
+        this.hostPatterns.push({ re: new RegExp(`${escapeRe(host)}(?=$|[^A-Za-z0-9._-])`, 'g'), target });
+      }
+    }
+  }
+
+  /**
+   * `text` with every mount's host path replaced by its sandbox path, for
+   * what the model reads (a tool's output, an error). Under bubblewrap those
+   * host paths exist nowhere the agent can reach; showing them would only
+   * leak the layout of the host (/proc/self/mountinfo lists them).
+   */
+  hideHostPaths(text: string): string {
+    let out = text;
+    for (const p of this.hostPatterns) out = out.replace(p.re, p.target);
+    return out;
   }
 
   /** Where a virtual path lives: its mount, or null when no mount covers it. */
@@ -299,6 +336,10 @@ export class VirtualFs {
     const roots = this.mounts.filter((m) => !write || m.writable).map((m) => m.target);
     return roots.join(', ');
   }
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function split(p: string): string[] {

@@ -122,7 +122,7 @@ export class ToolCatalog {
     } catch (e) {
       out = fail(`${name} failed: ${(e as Error).message}`);
     }
-    const text = ctx.redactor.text(out.text);
+    const text = ctx.vfs.hideHostPaths(ctx.redactor.text(out.text));
     return { isError: out.isError, text: limitOutput(text, ctx.outputLimitChars, { vfs: ctx.vfs, toolUseId: ctx.toolUseId }) };
   }
 }
