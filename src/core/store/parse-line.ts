@@ -58,6 +58,58 @@ export function describeIssues(error: z.ZodError): string {
 
 type Json = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
+/**
+ * How deeply a line's JSON may nest (the line's own object is level 1). JSON.parse
+ * itself copes with any depth, but everything after it walks values by
+ * recursion: JSON.stringify (token estimates, the request body), zod,
+ * structuredClone, the redactor. V8's default stack ends near 5,000 levels,
+ * less when the walk starts deep in a call stack, and a line deeper than that
+ * would make every later run fail before its model request. An event's own
+ * structure takes at most 4 levels (event, content, block, source); 64 leaves
+ * a tool input or an image source some 60 levels of its own, more than any
+ * real one uses, while every walker stays nearly two orders of magnitude from the
+ * stack's end. The runtime's own lines obey the same limit when read back:
+ * a model's tool input nested deeper would be reported as a bad line.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Path components shown when a line is too deep; the rest is elided. */
+const PATH_SHOWN = 12;
+
+/**
+ * The path to the first value nested deeper than `limit`, or null when the
+ * value is within it. Iterative (an explicit stack, never recursion), so its
+ * own depth costs heap, not stack; the stack of frames is the path.
+ */
+export function pathTooDeep(root: unknown, limit = MAX_JSON_DEPTH): string[] | null {
+  if (root === null || typeof root !== 'object') return null;
+  type Frame = { v: object; keys: string[] | null; i: number; n: number };
+  const frame = (v: object): Frame => {
+    const keys = Array.isArray(v) ? null : Object.keys(v);
+    return { v, keys, i: 0, n: keys ? keys.length : (v as unknown[]).length };
+  };
+  const stack: Frame[] = [frame(root)];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as Frame;
+    if (top.i >= top.n) {
+      stack.pop();
+      continue;
+    }
+    const k = top.keys ? (top.keys[top.i] as string) : top.i;
+    top.i += 1;
+    const child = (top.v as Record<string | number, unknown>)[k];
+    if (child === null || typeof child !== 'object') continue;
+    if (stack.length >= limit) return stack.map((f) => String(f.keys ? f.keys[f.i - 1] : f.i - 1));
+    stack.push(frame(child));
+  }
+  return null;
+}
+
+function describeDepth(path: string[]): string {
+  const shown = path.slice(0, PATH_SHOWN).join('.');
+  return path.length > PATH_SHOWN ? `${shown}.…` : shown;
+}
+
 function parseObject(raw: RawLine, file: string): Json {
   if (raw.oversize) {
     return { ok: false, message: `${file} line ${raw.no}: line is ${raw.bytes} bytes, over the limit; starts ${excerpt(raw.text)}` };
@@ -70,7 +122,12 @@ function parseObject(raw: RawLine, file: string): Json {
     return { ok: false, message: `${file} line ${raw.no}: not valid JSON (${(e as Error).message}): ${excerpt(raw.text)}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, message: `${file} line ${raw.no}: expected a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}` };
+    const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+    return { ok: false, message: `${file} line ${raw.no}: expected a JSON object, got ${got}` };
+  }
+  const deep = pathTooDeep(value);
+  if (deep) {
+    return { ok: false, message: `${file} line ${raw.no}: JSON nested more than ${MAX_JSON_DEPTH} levels deep (at ${describeDepth(deep)}); the limit is ${MAX_JSON_DEPTH}` };
   }
   return { ok: true, value: value as Record<string, unknown> };
 }
