@@ -14,6 +14,11 @@
  * so far can be viewed at any time. Messages are never mutated once built
  * (a merge makes a new object), so their token estimates can be cached by
  * identity; that keeps a long session's rebuild proportional to what is new.
+ *
+ * Feeding never throws. An event that cannot be converted (anything that
+ * throws while it is taken in or while its size is estimated) is skipped:
+ * where it would have entered, a short note names it instead (user content,
+ * tool results), and it is listed in `problems` for the run to report.
  */
 import type { SessionEvent, TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
@@ -21,6 +26,51 @@ import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../mod
 export interface LoggedEvent {
   line: number;
   event: SessionEvent;
+}
+
+/** Where a user-side block of the conversation came from. */
+export interface BlockOrigin {
+  /** Line in events.jsonl, null when unknown (an event never read). */
+  line: number | null;
+  eventId: string;
+  eventType: string;
+  /** The block is a note standing for an event that could not be read or converted. */
+  placeholder: boolean;
+}
+
+/** An event the builder could not convert; the run reports it once (session.error naming the line). */
+export interface ConversionProblem {
+  line: number;
+  eventId: string;
+  message: string;
+}
+
+/**
+ * Origins of the user-side blocks (message blocks, tool results, notes), by
+ * block identity. All blocks of one event share one origin object, so a
+ * reader can treat them as one unit. Blocks are never mutated, only copied,
+ * so the identity holds until someone copies them.
+ */
+const origins = new WeakMap<object, BlockOrigin>();
+
+/** Where a block came from, when the builder made or took it in; undefined for anything else. */
+export function originOf(block: object): BlockOrigin | undefined {
+  return origins.get(block);
+}
+
+/** Lines of problems kept (the newest); each is reported once, so older ones were reported already. */
+const MAX_PROBLEMS = 100;
+
+/** One line, at most 200 characters: an error as a note and a session.error can quote it. */
+const reasonOf = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s+/g, ' ').slice(0, 200);
+
+/**
+ * The note that stands for an event the conversation cannot hold, where it would have entered:
+ * its id and line, and why. Deterministic, so the same log gives the same request.
+ */
+export function placeholderText(eventId: string, line: number | null, eventType: string | null, why: string): string {
+  const where = line !== null ? `events.jsonl line ${line}` : 'line unknown';
+  return `[openboa: ${eventType ?? 'event'} ${eventId} (${where}) belongs here but is not in this request: ${why}. It is in the session log.]`;
 }
 
 export interface ConversationView {
@@ -44,15 +94,20 @@ function nonBlank(blocks: readonly TextBlock[], fallback: string): TextBlock[] {
 /** How many tool-use ids to remember for pairing results (results come soon after their use). */
 const MAX_USE_IDS = 4096;
 
+/** Event types whose content enters the conversation, and so must be measurable. */
+const CARRIES_CONTENT = new Set<string>(['user.message', 'user.define_outcome', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result']);
+
 export class ConversationBuilder {
   private msgs: Message[] = [];
-  private userEvents = new Map<string, SessionEvent>();
+  /** User events fed and not yet taken in (every user type, so the builder knows their ids). */
+  private userEvents = new Map<string, LoggedEvent>();
+  /** Notes for events that will be taken in but cannot be read or converted, by event id. */
+  private notes = new Map<string, { text: string; origin: BlockOrigin }>();
+  private failed = new Map<number, ConversionProblem>();
   private useIds = new Map<string, string>(); // agent.tool_use event id -> toolu_ id
   private userBlocks: UserBlock[] = [];
   private results: ToolResultBlock[] = [];
   private assistant: AssistantBlock[] | null = null;
-  /** Line of the first event fed, for runtime/context.json. */
-  firstLine: number | null = null;
 
   get size(): number {
     return this.msgs.length;
@@ -76,39 +131,121 @@ export class ConversationBuilder {
     this.assistant = null;
   }
 
-  private userContent(e: SessionEvent) {
+  /** Events fed that could not be converted (the newest MAX_PROBLEMS), oldest first. */
+  get problems(): readonly ConversionProblem[] {
+    return [...this.failed.values()];
+  }
+
+  /** Whether an event with this id was fed (or noted) and not taken in yet. */
+  knows(id: string): boolean {
+    return this.userEvents.has(id) || this.notes.has(id);
+  }
+
+  /**
+   * Registers a note for an event a later session.status_running takes in but
+   * that the caller could not read (it lies too far back in the log). The
+   * note enters where the event would have.
+   */
+  noteUnread(eventId: string, line: number | null, why: string): void {
+    const origin: BlockOrigin = { line, eventId, eventType: 'event', placeholder: true };
+    this.notes.set(eventId, { text: placeholderText(eventId, line, null, why), origin });
+  }
+
+  /** Records an event that failed to convert; returns the reason for its note. */
+  private fail(line: number, e: SessionEvent, err: unknown): string {
+    const reason = reasonOf(err);
+    this.failed.delete(line);
+    this.failed.set(line, { line, eventId: e.id, message: `events.jsonl line ${line}: ${e.type} ${e.id} could not be converted into the conversation (${reason}); a note names it there instead, and the line stays in the log` });
+    if (this.failed.size > MAX_PROBLEMS) this.failed.delete(this.failed.keys().next().value as number);
+    return `it could not be converted (${reason})`;
+  }
+
+  /** The blocks a user event adds where it is taken in: [tool results, other blocks]. May throw. */
+  private userContent(line: number, e: SessionEvent): [ToolResultBlock[], UserBlock[]] {
+    const origin: BlockOrigin = { line, eventId: e.id, eventType: e.type, placeholder: false };
+    const tag = <T extends object>(b: T): T => (origins.set(b, origin), b);
     switch (e.type) {
       case 'user.message':
-        this.userBlocks.push(...(e.content as UserBlock[]));
-        break;
+        return [[], (e.content as UserBlock[]).map(tag)];
       case 'user.define_outcome':
-        this.userBlocks.push(...textBlocks(`[outcome defined] ${e.description}\nRubric:\n${e.rubric.content}`));
-        break;
+        return [[], textBlocks(`[outcome defined] ${e.description}\nRubric:\n${e.rubric.content}`).map(tag)];
       case 'user.custom_tool_result': {
         const id = this.useIds.get(e.custom_tool_use_id);
-        if (id) this.results.push({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content ?? [], '(no content)'), ...(e.is_error ? { is_error: true } : {}) });
-        break;
+        if (!id) return [[], []];
+        return [[tag({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content ?? [], '(no content)'), ...(e.is_error ? { is_error: true } : {}) })], []];
       }
       default:
-        break;
+        return [[], []];
     }
   }
 
+  /** Takes in one user event where a session.status_running names it. */
+  private takeIn(id: string) {
+    const ue = this.userEvents.get(id);
+    if (ue) {
+      this.userEvents.delete(id); // it enters once
+      let parts: [ToolResultBlock[], UserBlock[]];
+      try {
+        parts = this.userContent(ue.line, ue.event);
+      } catch (err) {
+        const why = this.fail(ue.line, ue.event, err);
+        parts = [[], [this.noteBlock(placeholderText(ue.event.id, ue.line, ue.event.type, why), { line: ue.line, eventId: ue.event.id, eventType: ue.event.type, placeholder: true })]];
+      }
+      // One push per block: a spread of a huge block list would overflow the call stack.
+      for (const r of parts[0]) this.results.push(r);
+      for (const b of parts[1]) this.userBlocks.push(b);
+      return;
+    }
+    const note = this.notes.get(id);
+    if (note) {
+      this.notes.delete(id);
+      this.userBlocks.push(this.noteBlock(note.text, note.origin));
+    }
+  }
+
+  private noteBlock(text: string, origin: BlockOrigin): TextBlock {
+    const b: TextBlock = { type: 'text', text };
+    origins.set(b, origin);
+    return b;
+  }
+
+  /**
+   * Folds one event in. Never throws: an event that fails to convert is
+   * skipped, named by a note where it would have entered, and listed in
+   * `problems`.
+   */
   feed(line: number, e: SessionEvent): void {
-    this.firstLine ??= line;
+    try {
+      if (CARRIES_CONTENT.has(e.type)) estimateTokens(e); // its size must be measurable, or it cannot be sent
+      this.apply(line, e);
+    } catch (err) {
+      const why = this.fail(line, e, err);
+      const origin: BlockOrigin = { line, eventId: e.id, eventType: e.type, placeholder: true };
+      if (e.type === 'user.message' || e.type === 'user.define_outcome' || e.type === 'user.custom_tool_result') {
+        this.notes.set(e.id, { text: placeholderText(e.id, line, e.type, why), origin });
+      } else if (e.type === 'agent.tool_result') {
+        const id = this.useIds.get(e.tool_use_id);
+        if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: textBlocks(placeholderText(e.id, line, e.type, why)), is_error: true }, origin));
+      }
+    }
+  }
+
+  private tagResult(b: ToolResultBlock, origin: BlockOrigin): ToolResultBlock {
+    origins.set(b, origin);
+    return b;
+  }
+
+  private apply(line: number, e: SessionEvent): void {
     switch (e.type) {
       case 'user.message':
       case 'user.define_outcome':
       case 'user.custom_tool_result':
-        this.userEvents.set(e.id, e);
+      case 'user.tool_confirmation':
+      case 'user.interrupt':
+        this.userEvents.set(e.id, { line, event: e });
         break;
       case 'session.status_running':
-        for (const id of e.processed_event_ids) {
-          const ue = this.userEvents.get(id);
-          if (!ue) continue;
-          this.userEvents.delete(id); // it enters once
-          this.userContent(ue);
-        }
+        for (const id of e.processed_event_ids) this.takeIn(id);
         for (const w of e.wakes ?? []) this.userBlocks.push({ type: 'text', text: `[scheduled revisit ${w.id}, due ${w.due_at}] ${w.reason}` });
         break;
       case 'span.model_request_start':
@@ -117,7 +254,7 @@ export class ConversationBuilder {
         this.assistant = [];
         break;
       case 'agent.message':
-        (this.assistant ??= []).push(...e.content.filter((b) => b.text.trim() !== '').map((b) => ({ type: 'text' as const, text: b.text })));
+        for (const b of e.content) if (b.text.trim() !== '') (this.assistant ??= []).push({ type: 'text', text: b.text });
         break;
       case 'agent.thinking':
         if (e.redacted_data) (this.assistant ??= []).push({ type: 'redacted_thinking', data: e.redacted_data });
@@ -135,7 +272,7 @@ export class ConversationBuilder {
       case 'agent.tool_result': {
         this.closeAssistant();
         const id = this.useIds.get(e.tool_use_id);
-        if (id) this.results.push({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) });
+        if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) }, { line, eventId: e.id, eventType: e.type, placeholder: false }));
         break;
       }
       default:
@@ -320,39 +457,4 @@ export function fitToBudget(messages: Message[], budget: number): { messages: Me
     start = next;
   }
   return { messages: start ? messages.slice(start) : messages, dropped: start, tokens };
-}
-
-/**
- * When even the newest turn does not fit (a 10 MB message, a huge pasted
- * file), the largest text and tool-result blocks are cut down, longest first,
- * until the request fits, so the model is never sent a request it must
- * refuse. The full text stays in the log. Returns new messages.
- */
-export function shrinkToBudget(messages: Message[], budget: number): { messages: Message[]; shrunk: number } {
-  let total = messages.reduce((a, m) => a + estimateTokens(m), 0);
-  if (total <= budget) return { messages, shrunk: 0 };
-  // Every text in a block we may cut: [message, block, inner text index or -1].
-  type Spot = { m: number; b: number; inner: number; chars: number };
-  const spots: Spot[] = [];
-  messages.forEach((m, mi) =>
-    (m.content as unknown as Array<Record<string, unknown>>).forEach((blk, bi) => {
-      if (blk.type === 'text') spots.push({ m: mi, b: bi, inner: -1, chars: String(blk.text).length });
-      if (blk.type === 'tool_result') (blk.content as Array<{ text: string }>).forEach((c, ci) => spots.push({ m: mi, b: bi, inner: ci, chars: c.text.length }));
-    }),
-  );
-  spots.sort((x, y) => y.chars - x.chars);
-  const out = messages.map((m) => ({ ...m, content: m.content.map((c) => ({ ...c })) })) as Message[];
-  let shrunk = 0;
-  for (const sp of spots) {
-    if (total <= budget) break;
-    const keep = Math.max(2000, Math.floor(sp.chars - (total - budget) * 4));
-    if (keep >= sp.chars) continue;
-    const blk = out[sp.m]!.content[sp.b] as unknown as Record<string, unknown>;
-    const cut = (t: string) => `${t.slice(0, keep)}\n[openboa: cut here to fit the context window; ${t.length - keep} of ${t.length} characters left out. The whole text is in the session log.]`;
-    if (sp.inner === -1) blk.text = cut(String(blk.text));
-    else blk.content = (blk.content as Array<{ type: 'text'; text: string }>).map((c, i) => (i === sp.inner ? { ...c, text: cut(c.text) } : c));
-    total -= Math.floor((sp.chars - keep) / 4);
-    shrunk += 1;
-  }
-  return { messages: out, shrunk };
 }

@@ -10,9 +10,9 @@
 import { iso } from '../clock.js';
 import type { NewEvent, SessionEvent, SessionSnapshot, StopReason } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import { awaitsModel, estimateTokens, fitToBudget, shrinkToBudget } from './conversation.js';
+import { awaitsModel } from './conversation.js';
+import { fitWindow } from './fit-window.js';
 import { systemPrompt } from './system-prompt.js';
-import { DIGEST_TOKENS, digestOf, withDigest } from './compaction.js';
 import { backoffMs } from './backoff.js';
 import type { RunState } from './run-state.js';
 import { totalTokens } from '../store/fold.js';
@@ -165,37 +165,8 @@ export async function runHarness(run: RunState): Promise<Ending> {
       },
     });
     const tools = run.catalog.offered;
-    const fixed = estimateTokens(system) + estimateTokens(tools);
-    const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
-    let fitted = conv.tokens <= room ? { messages: conv.messages, dropped: 0, tokens: conv.tokens } : fitToBudget(conv.messages, room - DIGEST_TOKENS);
-    if (fitted.dropped > 0) {
-      const digest = digestOf(conv.messages.slice(0, fitted.dropped));
-      const messages = withDigest(fitted.messages, digest);
-      const tokensAfter = fitted.tokens + Math.ceil(digest.length / 4);
-      run.files.write('summary.md', `# Summary\n\nThe latest digest of turns left out of the context window (run ${run.runId}).\n\n${digest}\n`);
-      if (!run.compacted) {
-        run.compacted = true;
-        run.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: tokensAfter }]);
-      }
-      fitted = { messages, dropped: fitted.dropped, tokens: tokensAfter };
-    }
-    const small = shrinkToBudget(fitted.messages, room);
-    const fit = { ...fitted, messages: small.messages, tokens: small.shrunk ? estimateTokens(small.messages) : fitted.tokens };
-    run.files.json('context.json', {
-      wake_id: run.runId,
-      context_window_tokens: limits.context_window_tokens,
-      max_output_tokens: limits.max_output_tokens,
-      estimated_tokens: { system: estimateTokens(system), tools: estimateTokens(tools), messages: fit.tokens, total: fixed + fit.tokens },
-      messages: fit.messages.length,
-      dropped_messages: fit.dropped,
-      blocks_cut_to_fit: small.shrunk,
-      window_starts_at_first_line: run.window.fromStart,
-      window_first_line: run.window.builder.firstLine,
-      repairs: conv.repairs,
-      system_prompt_chars: system.length,
-      tools: tools.map((t) => t.name),
-    });
-    const req: ModelRequest = { model: run.agent.def.model, system, messages: fit.messages, tools, max_tokens: limits.max_output_tokens };
+    const messages = fitWindow(run, { conv, system, tools, reported: snap.reported });
+    const req: ModelRequest = { model: run.agent.def.model, system, messages, tools, max_tokens: limits.max_output_tokens };
 
     const [start] = run.emit([{ type: 'span.model_request_start' }]);
     run.usage.model_requests += 1;

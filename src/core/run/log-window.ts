@@ -9,10 +9,19 @@
  * process): the next run of the same session reads only the lines appended
  * since. The cache is checked against the file's inode and size, so a
  * replaced or truncated log is read afresh; the log stays the truth.
+ *
+ * A session.status_running in the window may take in events whose lines lie
+ * before it (a burst of messages larger than the tail, or a message followed
+ * by a long stretch of other lines). The window reads further back for them,
+ * up to lookbackBytes() before its first line, and folds in only those events;
+ * an event not found within that bound enters the conversation as a note
+ * naming its id (and its line, when the id says it). So every event a run
+ * takes in reaches the builder, whole or named.
  */
 import type { SessionStore } from '../store/session-store.js';
 import { readLines, readLinesBefore, type Cursor, type RawLine } from '../store/jsonl.js';
 import { parseEventLine } from '../store/parse-line.js';
+import type { SessionEvent } from '../schema/index.js';
 import { ConversationBuilder, type LoggedEvent } from './conversation.js';
 
 /** Recent events kept for runtime/event-feed.md and for finding a tool use by id. */
@@ -24,6 +33,17 @@ const RECENT = 256;
  */
 const CACHE_SESSIONS = 16;
 
+/**
+ * How far before its first line the window looks for events a run took in:
+ * 16 tails' worth, and at least 8 MiB (so a small window still finds a burst
+ * of a few MB). Bounded so that a run never reads a whole long log; found
+ * events are kept whole, so this also bounds what they add to memory.
+ */
+export const lookbackBytes = (maxBytes: number) => Math.max(16 * maxBytes, 8 * 1024 * 1024);
+/** Bytes read per step backwards (then on to a line boundary). */
+const LOOKBACK_STEP = 1024 * 1024;
+const LINE_ID = /^sevt_line_(\d+)$/;
+
 interface Cached {
   ino: number;
   cursor: Cursor;
@@ -33,6 +53,10 @@ interface Cached {
   maxBytes: number;
   /** Builder size after the last trim check. */
   trimmedAt: number;
+  /** Where the tail read began: the offset of its first line and the lines before it. */
+  head: { offset: number; line: number };
+  /** Events read from before `head` because a status_running in the window took them in. */
+  takenBefore: number;
 }
 
 const cache = new Map<string, Cached>();
@@ -61,7 +85,9 @@ export class LogWindow {
       this.c = hit;
     } else {
       const lines = readLinesBefore(file, end, maxBytes);
-      this.c = { ino: end.ino, cursor: end, builder: new ConversationBuilder(), recent: [], fromStart: lines.length === 0 || lines[0]?.no === 1, maxBytes, trimmedAt: 0 };
+      const tailBytes = lines.reduce((a, l) => a + l.bytes + 1, 0);
+      const head = { offset: end.offset - tailBytes, line: end.line - lines.length };
+      this.c = { ino: end.ino, cursor: end, builder: new ConversationBuilder(), recent: [], fromStart: head.offset === 0, maxBytes, trimmedAt: 0, head, takenBefore: 0 };
       this.feed(lines);
     }
     remember(file, this.c);
@@ -75,6 +101,16 @@ export class LogWindow {
   /** True when the window starts at line 1 (nothing was left out). */
   get fromStart(): boolean {
     return this.c.fromStart;
+  }
+
+  /** The first line of the tail the window read (events before it are read only when a run took them in). */
+  get firstLine(): number {
+    return this.c.head.line + 1;
+  }
+
+  /** Events a status_running in the window took in whose lines lie before the window, read back for it. */
+  get takenInBeforeWindow(): number {
+    return this.c.takenBefore;
   }
 
   /** The newest events (up to RECENT), oldest first. */
@@ -92,6 +128,8 @@ export class LogWindow {
       this.c.recent = [];
       this.c.fromStart = true;
       this.c.trimmedAt = 0;
+      this.c.head = { offset: 0, line: 0 };
+      this.c.takenBefore = 0;
     }
     this.c.cursor = r.cursor;
     this.c.ino = r.cursor.ino;
@@ -109,14 +147,92 @@ export class LogWindow {
     const t = this.now();
     for (const raw of lines) {
       const r = parseEventLine(raw, t);
-      if (r.kind !== 'event') continue;
-      this.c.builder.feed(r.line, r.event);
-      added.push({ line: r.line, event: r.event });
+      if (r.kind === 'event') added.push({ line: r.line, event: r.event });
     }
-    if (added.length) {
-      this.c.recent.push(...added);
-      if (this.c.recent.length > RECENT) this.c.recent = this.c.recent.slice(-RECENT);
-    }
+    if (!this.c.fromStart) this.readBackFor(missingBefore(added, this.c.builder));
+    for (const { line, event } of added) this.c.builder.feed(line, event);
+    // concat, not push(...added): a spread of a very long batch would overflow the call stack.
+    if (added.length) this.c.recent = this.c.recent.concat(added.length > RECENT ? added.slice(-RECENT) : added).slice(-RECENT);
     return added;
   }
+
+  /**
+   * Finds the events with these ids before the window's first line, reading
+   * backwards at most lookbackBytes, and folds them into the builder (they
+   * precede every line of the window, so feeding them first keeps log order).
+   * Ids not found are registered as notes. Reads only; a read that fails
+   * (the file was replaced meanwhile) leaves the rest not found.
+   */
+  private readBackFor(wanted: Set<string>) {
+    if (wanted.size === 0) return;
+    const file = this.store.paths(this.sessionId).events;
+    const bound = lookbackBytes(this.c.maxBytes);
+    const lines = new Set<number>(); // lines named by ids of the form sevt_line_<N>
+    for (const id of wanted) {
+      const m = LINE_ID.exec(id);
+      if (m) lines.add(Number(m[1]));
+    }
+    const found: LoggedEvent[] = [];
+    let at: Cursor = { offset: this.c.head.offset, line: this.c.head.line, ino: this.c.ino };
+    let read = 0;
+    const t = this.now();
+    try {
+      while (wanted.size > 0 && at.offset > 0 && read < bound) {
+        const chunk = readLinesBefore(file, at, Math.min(LOOKBACK_STEP, bound - read));
+        if (chunk.length === 0) break;
+        const bytes = chunk.reduce((a, l) => a + l.bytes + 1, 0);
+        for (const raw of chunk) {
+          // Cheap test first: only a wanted line, or one with an "id" that is wanted, is parsed.
+          if (!lines.has(raw.no) && !namesAny(raw.text, wanted)) continue;
+          const r = parseEventLine(raw, t);
+          if (r.kind !== 'event' || !wanted.has(r.event.id) || !isUserEvent(r.event)) continue;
+          wanted.delete(r.event.id);
+          found.push({ line: r.line, event: r.event });
+        }
+        at = { offset: at.offset - bytes, line: at.line - chunk.length, ino: at.ino };
+        read += bytes;
+      }
+    } catch {
+      // The file changed under us; what was not found is named below.
+    }
+    found.sort((a, b) => a.line - b.line);
+    for (const { line, event } of found) this.c.builder.feed(line, event);
+    this.c.takenBefore += found.length;
+    const mb = Math.round(bound / (1024 * 1024));
+    for (const id of wanted) {
+      const m = LINE_ID.exec(id);
+      this.c.builder.noteUnread(id, m ? Number(m[1]) : null, `its line lies more than ${mb} MB before the part of the log this run read`);
+    }
+  }
+}
+
+const isUserEvent = (e: SessionEvent) => e.type.startsWith('user.');
+
+/**
+ * Whether a raw line has an `"id": "<wanted>"` pair anywhere (cost linear in
+ * the line, whatever the number of ids). An id written with JSON escapes is
+ * not recognised; such an event is named instead of read.
+ */
+function namesAny(text: string, wanted: ReadonlySet<string>): boolean {
+  ID_PAIR.lastIndex = 0;
+  for (let m = ID_PAIR.exec(text); m; m = ID_PAIR.exec(text)) if (wanted.has(m[1] as string)) return true;
+  return false;
+}
+const ID_PAIR = /"id"\s*:\s*"([^"\\]*)"/g;
+
+/**
+ * Ids that a session.status_running among `events` takes in but that neither
+ * the builder knows nor an earlier event of `events` defines: they lie before
+ * the window.
+ */
+function missingBefore(events: readonly LoggedEvent[], builder: ConversationBuilder): Set<string> {
+  const defined = new Set<string>();
+  const missing = new Set<string>();
+  for (const { event } of events) {
+    if (isUserEvent(event)) defined.add(event.id);
+    else if (event.type === 'session.status_running') {
+      for (const id of event.processed_event_ids) if (!defined.has(id) && !builder.knows(id)) missing.add(id);
+    }
+  }
+  return missing;
 }
