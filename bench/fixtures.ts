@@ -66,7 +66,8 @@ export function conversationLines(count: number): string[] {
   const usage = { input_tokens: 900, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const out: string[] = [];
   for (let k = 1; out.length < count; k++) {
-    const wake = `wrun_old_${k}`;
+    // Run ids as the runtime mints them (newer than the last), so the log accepts the runs.
+    const wake = `wrun_${(k + 1).toString(16).padStart(32, '0')}`;
     const turn = [
       { id: `sevt_u${k}`, type: 'user.message', created_at: ts, content: [{ type: 'text', text: `message ${k}: please look at the notes and tell me what changed since yesterday` }] },
       { id: `sevt_r${k}`, type: 'session.status_running', created_at: ts, wake_id: wake, trigger: 'event', processed_event_ids: [`sevt_u${k}`] },

@@ -82,6 +82,8 @@ function steer(run: RunState): SessionSnapshot {
   const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
   if (take.length) {
     run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: take.map((p) => p.id), continuation: true }]);
+    // The window reads no further than the fold: fold the record that takes them in.
+    return run.rt.store.snapshot(run.sessionId, { persist: false });
   }
   return s;
 }
@@ -133,7 +135,7 @@ export async function runHarness(run: RunState): Promise<Ending> {
     const aborted = endingForAbort(run);
     if (aborted) return aborted;
 
-    run.window.refresh();
+    run.window.refresh(snap);
     const conv = run.window.builder.view();
     if (!awaitsModel(conv.messages)) return { kind: 'idle', stop: { type: 'end_turn' } };
 

@@ -21,7 +21,7 @@
 import type { SessionStore } from '../store/session-store.js';
 import { readLines, readLinesBefore, type Cursor, type RawLine } from '../store/jsonl.js';
 import { parseEventLine } from '../store/parse-line.js';
-import type { SessionEvent } from '../schema/index.js';
+import type { SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { ConversationBuilder, type LoggedEvent } from './conversation.js';
 
 /** Recent events kept for runtime/event-feed.md and for finding a tool use by id. */
@@ -70,15 +70,23 @@ function remember(file: string, c: Cached) {
 export class LogWindow {
   private c: Cached;
 
+  private refused: ReadonlySet<number>;
+
+  /**
+   * `snap` is the run's snapshot: the window reads up to its cursor, and
+   * skips every line its fold refused (see refresh()).
+   */
   constructor(
     private readonly store: SessionStore,
     private readonly sessionId: string,
-    end: Cursor,
+    snap: SessionSnapshot,
     maxBytes: number,
     private readonly now: () => number,
     /** Keep at most this many tokens of old conversation in memory between runs. */
     private readonly keepTokens = Math.ceil(maxBytes / 3),
   ) {
+    const end = snap.journals.events;
+    this.refused = refusedLines(snap);
     const file = store.paths(sessionId).events;
     const hit = cache.get(file);
     if (hit && hit.ino === end.ino && hit.cursor.offset <= end.offset && hit.maxBytes === maxBytes) {
@@ -91,7 +99,7 @@ export class LogWindow {
       this.feed(lines);
     }
     remember(file, this.c);
-    this.refresh();
+    this.refresh(snap);
   }
 
   get builder(): ConversationBuilder {
@@ -118,9 +126,16 @@ export class LogWindow {
     return this.c.recent;
   }
 
-  /** Reads what was appended since the last read and folds it in. */
-  refresh(): LoggedEvent[] {
-    const r = readLines(this.store.paths(this.sessionId).events, this.c.cursor);
+  /**
+   * Reads what was appended since the last read, up to `snap`'s cursor, and
+   * folds it in. Lines the fold refused (bad lines, and runtime-only lines
+   * without a run's provenance: docs/format.md) never enter the
+   * conversation; reading no further than the fold did means no line enters
+   * before the fold has judged it.
+   */
+  refresh(snap: SessionSnapshot): LoggedEvent[] {
+    this.refused = refusedLines(snap);
+    const r = readLines(this.store.paths(this.sessionId).events, this.c.cursor, { until: snap.journals.events.offset });
     if (r.reset) {
       // The file was replaced under us: start over from its tail.
       cache.delete(this.store.paths(this.sessionId).events);
@@ -146,6 +161,7 @@ export class LogWindow {
     const added: LoggedEvent[] = [];
     const t = this.now();
     for (const raw of lines) {
+      if (this.refused.has(raw.no)) continue;
       const r = parseEventLine(raw, t);
       if (r.kind === 'event') added.push({ line: r.line, event: r.event });
     }
@@ -207,6 +223,14 @@ export class LogWindow {
 }
 
 const isUserEvent = (e: SessionEvent) => e.type.startsWith('user.');
+
+/** Lines of events.jsonl the snapshot's fold refused: not yet reported, or reported. */
+function refusedLines(s: SessionSnapshot): Set<number> {
+  const out = new Set<number>();
+  for (const r of s.rejected) if (r.file === 'events.jsonl') out.add(r.line);
+  for (const k of s.reported) if (k.startsWith('events.jsonl:')) out.add(Number(k.slice(13)));
+  return out;
+}
 
 /**
  * Whether a raw line has an `"id": "<wanted>"` pair anywhere (cost linear in

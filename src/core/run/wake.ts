@@ -218,7 +218,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
       unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
     }),
     vfs: new VirtualFs(virtualMounts(env), { hideHostPaths: env.posture?.isolation === 'bwrap' }),
-    window: new LogWindow(store, sessionId, snap.journals.events, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
+    window: new LogWindow(store, sessionId, snap, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
     files,
     controller,
     abortReason: () => abortReason,
@@ -298,7 +298,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     run.emit([{ type: 'session.status_rescheduled', reason: ending.reason, retry_at: ending.retryAt }]);
   }
   const after = store.snapshot(sessionId);
-  run.window.refresh();
+  run.window.refresh(after);
   files.eventFeed(run.window.recent);
   const res = x.result(after, {
     trigger: plan.trigger,

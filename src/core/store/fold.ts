@@ -88,11 +88,51 @@ function pendingIds(s: SessionSnapshot): Set<string> {
   return ids;
 }
 
+/**
+ * "file:line" keys of `reported` and of `rejected`, kept beside the snapshot
+ * (like pendingIds) so that a log with many bad lines folds in linear time.
+ * Both lists are only pushed to and spliced in place below, which keep them
+ * in step; a list of another identity (read from session.json) is indexed
+ * afresh.
+ */
+const reportedIndex = new WeakMap<SessionSnapshot['reported'], Set<string>>();
+const rejectedIndex = new WeakMap<SessionSnapshot['rejected'], Set<string>>();
+function reportedKeys(s: SessionSnapshot): Set<string> {
+  let x = reportedIndex.get(s.reported);
+  if (!x) reportedIndex.set(s.reported, (x = new Set(s.reported)));
+  return x;
+}
+function rejectedKeys(s: SessionSnapshot): Set<string> {
+  let x = rejectedIndex.get(s.rejected);
+  if (!x) rejectedIndex.set(s.rejected, (x = new Set(s.rejected.map((r) => key(r.file, r.line)))));
+  return x;
+}
+
 /** Records a bad line, unless a session.error already reported it. */
 export function applyRejection(s: SessionSnapshot, file: 'events.jsonl' | 'wake-queue.jsonl', r: LineRejection): void {
-  if (s.reported.includes(key(file, r.line))) return;
-  if (s.rejected.some((x) => x.file === file && x.line === r.line)) return;
+  const k = key(file, r.line);
+  if (reportedKeys(s).has(k)) return;
+  const rejected = rejectedKeys(s);
+  if (rejected.has(k)) return;
   s.rejected.push({ file, line: r.line, event_id: r.eventId, code: r.code, message: r.message });
+  rejected.add(k);
+}
+
+/** Marks a line reported by a session.error: it leaves `rejected` and is never recorded again. */
+function markReported(s: SessionSnapshot, file: 'events.jsonl' | 'wake-queue.jsonl', line: number): void {
+  const k = key(file, line);
+  const reported = reportedKeys(s);
+  if (!reported.has(k)) {
+    s.reported.push(k);
+    reported.add(k);
+  }
+  const rejected = rejectedKeys(s);
+  if (rejected.has(k)) {
+    // Reports come in the order of the lines they report: the index is almost always 0.
+    const i = s.rejected.findIndex((r) => r.file === file && r.line === line);
+    if (i >= 0) s.rejected.splice(i, 1);
+    rejected.delete(k);
+  }
 }
 
 function reject(s: SessionSnapshot, line: number, eventId: string, message: string, code = 'invalid_event') {
@@ -261,12 +301,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       s.retry_at = null;
       break;
     case 'session.error':
-      if (e.line !== undefined) {
-        const file = e.file ?? 'events.jsonl';
-        const k = key(file, e.line);
-        if (!s.reported.includes(k)) s.reported.push(k);
-        s.rejected = s.rejected.filter((r) => !(r.file === file && r.line === e.line));
-      }
+      if (e.line !== undefined) markReported(s, e.file ?? 'events.jsonl', e.line);
       break;
     case 'span.model_request_end':
       s.usage.input_tokens += e.model_usage.input_tokens;

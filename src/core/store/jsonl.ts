@@ -76,7 +76,7 @@ function decodeLine(buf: Buffer): { text: string; badUtf8: boolean } {
  * whose inode changed or that shrank below the cursor is read from the start
  * (`reset`), since a saved offset into another file means nothing.
  */
-export function readLines(file: string, from: Cursor = START, opts: { maxLines?: number } = {}): ReadResult {
+export function readLines(file: string, from: Cursor = START, opts: { maxLines?: number; /** Read no further than this byte offset (a fold's cursor), even if the file is longer. */ until?: number } = {}): ReadResult {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -95,6 +95,7 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
       start = { offset: 0, line: 0, ino: st.ino };
       reset = true;
     }
+    const size = opts.until !== undefined && !reset ? Math.min(st.size, Math.max(opts.until, start.offset)) : st.size;
     const lines: RawLine[] = [];
     let pos = start.offset;
     let lineNo = start.line;
@@ -105,8 +106,8 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
     const buf = Buffer.allocUnsafe(CHUNK);
     const maxLines = opts.maxLines ?? Infinity;
 
-    outer: while (pos < st.size) {
-      const n = fs.readSync(fd, buf, 0, Math.min(CHUNK, st.size - pos), pos);
+    outer: while (pos < size) {
+      const n = fs.readSync(fd, buf, 0, Math.min(CHUNK, size - pos), pos);
       if (n <= 0) break;
       let i = 0;
       while (i < n) {
@@ -142,7 +143,7 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
     return {
       lines,
       cursor: { offset: lineStart, line: lineNo, ino: st.ino },
-      heldBack: lines.length >= maxLines ? 0 : st.size - lineStart,
+      heldBack: lines.length >= maxLines || size < st.size ? 0 : st.size - lineStart,
       reset,
     };
   } finally {
