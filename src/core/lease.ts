@@ -38,6 +38,14 @@ export const LeaseOwner = z.object({
 });
 export type LeaseOwner = z.infer<typeof LeaseOwner>;
 
+/** What a lock needs: the directory it guards, the lock directory, and the advisory owner file. */
+export type LockPaths = Pick<SessionPaths, 'dir' | 'lease' | 'leaseOwner'>;
+
+/** Whether the owner recorded for a lock is a process of this machine that no longer exists. */
+export function ownerIsDead(owner: LeaseOwner): boolean {
+  return owner.host === os.hostname() && !!BOOT_ID && !!PID_NS && owner.boot_id === BOOT_ID && owner.pid_ns === PID_NS && !pidAlive(owner.pid);
+}
+
 export interface Lease {
   readonly signal: AbortSignal;
   /** Set when the lease was lost while held; the holder must stop writing. */
@@ -50,10 +58,12 @@ export interface AcquireOptions {
   wakeId?: string | null;
   nowIso: string;
   staleMs?: number;
+  /** What the lock guards, for the busy message (default: the session). */
+  what?: string;
 }
 
 /** Takes the session's lease or throws `busy` at once (no waiting). */
-export async function acquireLease(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
+export async function acquireLease(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   try {
     return await lockOnce(p, opts);
   } catch (e) {
@@ -92,7 +102,7 @@ function pidAlive(pid: number): boolean {
  * host or container, a live or reused pid, no birth times) falls back to
  * proper-lockfile's staleness.
  */
-function breakAbandoned(p: SessionPaths): boolean {
+function breakAbandoned(p: LockPaths): boolean {
   const owner = readLeaseOwner(p);
   if (!owner || owner.host !== os.hostname() || owner.locked_ms === undefined) return false;
   if (!BOOT_ID || !PID_NS || owner.boot_id !== BOOT_ID || owner.pid_ns !== PID_NS || pidAlive(owner.pid)) return false;
@@ -125,7 +135,7 @@ function breakAbandoned(p: SessionPaths): boolean {
   return true;
 }
 
-async function lockOnce(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
+async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   const controller = new AbortController();
   let compromised: Error | null = null;
   let releaseLock: () => Promise<void>;
@@ -144,7 +154,7 @@ async function lockOnce(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
     if ((e as NodeJS.ErrnoException).code === 'ELOCKED') {
       const owner = readLeaseOwner(p);
       const who = owner ? ` by pid ${owner.pid} on ${owner.host} (${owner.purpose}${owner.wake_id ? ` ${owner.wake_id}` : ''}) since ${owner.acquired_at}` : '';
-      throw busy(`session ${p.dir.split('/').pop()} is busy: its lease is held${who}`);
+      throw busy(`${opts.what ?? `session ${p.dir.split('/').pop()}`} is busy: its lease is held${who}`);
     }
     throw e;
   }
@@ -185,7 +195,7 @@ async function lockOnce(p: SessionPaths, opts: AcquireOptions): Promise<Lease> {
 }
 
 /** Whether a live (non-stale) lease is held on the session, by anyone. */
-export async function leaseHeld(p: SessionPaths, staleMs = LEASE_STALE_MS): Promise<boolean> {
+export async function leaseHeld(p: LockPaths, staleMs = LEASE_STALE_MS): Promise<boolean> {
   try {
     return await lockfile.check(p.dir, { lockfilePath: p.lease, realpath: false, stale: staleMs });
   } catch {
@@ -193,7 +203,7 @@ export async function leaseHeld(p: SessionPaths, staleMs = LEASE_STALE_MS): Prom
   }
 }
 
-export function readLeaseOwner(p: SessionPaths): LeaseOwner | null {
+export function readLeaseOwner(p: LockPaths): LeaseOwner | null {
   try {
     const r = LeaseOwner.safeParse(JSON.parse(fs.readFileSync(p.leaseOwner, 'utf8')));
     return r.success ? r.data : null;

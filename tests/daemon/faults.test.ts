@@ -83,8 +83,8 @@ test('two daemons on one home and many sessions: each message is answered exactl
   const N = 12;
   const s = await setup(t, Array.from({ length: N }, (_, i) => ({ text: `answer ${i}`, delayMs: 5 })));
   const ids = await Promise.all(Array.from({ length: N }, () => s.newSession()));
-  const a = spawnDaemon(t, s.h.root, s.env, ['--concurrency', '3']);
-  const b = spawnDaemon(t, s.h.root, s.env, ['--concurrency', '3']);
+  const a = spawnDaemon(t, s.h.root, s.env, ['--concurrency', '3', '--allow-multiple']);
+  const b = spawnDaemon(t, s.h.root, s.env, ['--concurrency', '3', '--allow-multiple']);
   await a.line((l) => l.kind === 'daemon_started');
   await b.line((l) => l.kind === 'daemon_started');
   for (const id of ids) fs.appendFileSync(path.join(s.h.root, 'sessions', id, 'events.jsonl'), `{"type":"user.message","content":"question for ${id}"}\n`);
@@ -146,4 +146,19 @@ test('SIGTERM stops the daemon within 5 s with exit 0, the cut run rescheduled',
   assert.equal(ev[ev.length - 1].type, 'session.status_rescheduled');
   assert.equal(ev[ev.length - 1].reason, 'shutdown');
   assert.equal(fs.existsSync(path.join(s.h.root, 'sessions', id, 'lease.lock')), false);
+});
+
+test('one daemon per home: a second is refused with exit 4 and who holds it; a killed one does not block the next', { timeout: 60_000 }, async (t) => {
+  const s = await setup(t, []);
+  const first = spawnDaemon(t, s.h.root, s.env);
+  await first.line((l) => l.kind === 'daemon_started');
+  const second = spawnDaemon(t, s.h.root, s.env);
+  assert.equal(await second.exited, 4);
+  assert.match(second.stderr(), new RegExp(`another daemon \\(pid ${first.child.pid} on [^,]+, since [^)]+\\) is already running on this home`));
+  assert.equal(second.lines.filter((l) => l.kind === 'daemon_started').length, 0);
+  // the pid file of a daemon killed with -9 is stale: the next start takes over at once
+  await first.kill9();
+  const third = spawnDaemon(t, s.h.root, s.env);
+  await third.line((l) => l.kind === 'daemon_started', 5_000);
+  assert.equal(await third.term(), 0);
 });

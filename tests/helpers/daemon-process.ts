@@ -14,6 +14,10 @@ export interface DaemonProcess {
   kill9(): Promise<void>;
   /** SIGTERM and wait for the exit code. */
   term(): Promise<number | null>;
+  /** Resolves with the exit code when the process ends by itself or is stopped. */
+  exited: Promise<number | null>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
 }
 
 export function spawnDaemon(t: TestContext, home: string, env: NodeJS.ProcessEnv, args: string[] = []): DaemonProcess {
@@ -44,6 +48,8 @@ export function spawnDaemon(t: TestContext, home: string, env: NodeJS.ProcessEnv
   return {
     child,
     lines,
+    exited,
+    stderr: () => stderr,
     line(pred, ms = 20_000) {
       return new Promise((resolve, reject) => {
         const check = () => {

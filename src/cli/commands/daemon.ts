@@ -1,6 +1,7 @@
 import { Daemon } from '../../daemon/daemon.js';
 import { probeCapabilities } from '../../core/sandbox/isolation.js';
 import { UsageError, type CliContext, type CommandSpec } from '../command.js';
+import { lockHome } from '../../daemon/home-lock.js';
 
 /** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
 export async function runDaemon(ctx: CliContext, flags: Record<string, string | boolean | undefined>): Promise<number> {
@@ -9,6 +10,16 @@ export async function runDaemon(ctx: CliContext, flags: Record<string, string | 
   const sweep = flags.sweep === undefined ? 30 : Number(flags.sweep);
   if (!Number.isFinite(sweep) || sweep <= 0) throw new UsageError(`--sweep "${String(flags.sweep)}" is not a number of seconds > 0`);
   const write = (line: string) => ctx.out.write(line);
+  // One daemon per home, unless asked for several (hosts sharing one home); a dead daemon's lock is taken over.
+  const homeLock = flags['allow-multiple'] === true ? null : await lockHome(ctx.home, new Date().toISOString());
+  try {
+    return await serve(ctx, flags, concurrency, sweep, write);
+  } finally {
+    await homeLock?.release();
+  }
+}
+
+async function serve(ctx: CliContext, flags: Record<string, string | boolean | undefined>, concurrency: number, sweep: number, write: (line: string) => void): Promise<number> {
   const d = new Daemon(
     { home: ctx.home, store: ctx.store, deps: ctx.deps },
     { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write },
@@ -38,6 +49,7 @@ export const DAEMON_OPTIONS = {
   concurrency: { type: 'string', value: 'N', description: 'runs at once (default 4)' },
   poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems)' },
   sweep: { type: 'string', value: 'SECONDS', description: 'how often to re-check every session for missed changes (default 30)' },
+  'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
 } as const;
 
 export const daemonCommand: CommandSpec = {
