@@ -20,7 +20,9 @@ const flags = args.filter((a) => a.startsWith('-'));
 const files = only.length ? only : find('tests').sort();
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=4', '--test-timeout=120000', ...flags, ...files],
+  // A generous per-test limit: it is there to end a hang, not to time a test (a loaded 2-core
+  // machine can take minutes over a file of many CLI processes).
+  ['--import', 'tsx', '--test', '--test-concurrency=4', '--test-timeout=900000', ...flags, ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_NO_WARNINGS: '1' } },
 );
 process.exit(r.status ?? 1);

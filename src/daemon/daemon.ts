@@ -70,7 +70,7 @@ export class Daemon {
   /** Sessions another process holds, or that spin without progress: not run before this time. */
   private readonly blockedUntil = new Map<string, number>();
   /** Sessions whose unfinished last line is being given its grace period. */
-  private readonly tailTimers = new Map<string, NodeJS.Timeout>();
+  private readonly tailTimers = new Map<string, () => void>();
   /** Executed runs in a row that took nothing in (no events, no revisits). */
   private readonly idleRuns = new Map<string, number>();
   private readonly scheduler: DueScheduler;
@@ -290,7 +290,8 @@ export class Daemon {
     if (this.tailTimers.has(id) || this.stopping) return;
     const p = this.rt.store.paths(id);
     const sizes = { events: snap.journals.events.offset + snap.held_back.events, wakeQueue: snap.journals.wake_queue.offset + snap.held_back.wake_queue };
-    const t = setTimeout(() => {
+    // Through the injected clock, like every timer of the daemon: tests move time instead of waiting.
+    const cancel = this.rt.deps.clock.setTimer(TAIL_GRACE_MS, () => {
       this.tailTimers.delete(id);
       if (this.stopping) return;
       const size = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? -1;
@@ -299,9 +300,8 @@ export class Daemon {
       if (snap.held_back.wake_queue && size(p.wakeQueue) === sizes.wakeQueue) sealed = sealTail(p.wakeQueue) || sealed;
       if (sealed) this.log.notice(`sealed an unfinished last line in session ${id} after ${TAIL_GRACE_MS} ms`, { session_id: id });
       this.evaluate(id);
-    }, TAIL_GRACE_MS);
-    t.unref();
-    this.tailTimers.set(id, t);
+    });
+    this.tailTimers.set(id, cancel);
   }
 
   private armDue(id: string) {
@@ -397,7 +397,7 @@ export class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     this.cancelSweep?.();
-    for (const t of this.tailTimers.values()) clearTimeout(t);
+    for (const cancel of this.tailTimers.values()) cancel();
     this.tailTimers.clear();
     this.scheduler.stop();
     this.queue.clear();

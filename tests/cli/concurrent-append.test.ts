@@ -20,6 +20,8 @@ function run(cmd: string, args: string[], input?: string): Promise<number | null
     const c = spawn(cmd, args, { stdio: ['pipe', 'ignore', 'inherit'] });
     c.on('error', reject);
     c.on('close', resolve);
+    // A child that exits early closes its stdin: that shows as its exit code, not as an EPIPE here.
+    c.stdin.on('error', () => undefined);
     c.stdin.end(input ?? '');
   });
 }

@@ -7,6 +7,7 @@ import { cli } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { TAIL_GRACE_MS } from '../../src/core/store/jsonl.js';
 
 async function session(root: string) {
   return (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
@@ -59,6 +60,10 @@ test('a last line without its newline shows in status, and the daemon seals and 
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"printf forgot the newline"}');
   const st = await cli(['status', id], { home: b.h.root });
   assert.match(st.stdout, /unfinished \d+ byte\(s\) at the end of events\.jsonl have no final newline yet/);
+  // The daemon arms its grace period on the manual clock when it sees the line; move time past it.
+  await b.deps.clock.armed(TAIL_GRACE_MS);
+  assert.equal(td.d.runsCompleted, 0, 'nothing runs before the grace period');
+  await b.deps.clock.advance(TAIL_GRACE_MS);
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed', 10_000);
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
   assert.match(JSON.stringify(b.fake.requests[0]!.body.messages), /printf forgot the newline/);

@@ -29,7 +29,7 @@ async function setup(t: import('node:test').TestContext, steps: Step[]) {
   return { h, fake, env, newSession, log };
 }
 
-test('kill -9 during a model call: the restarted daemon resumes, and the message enters the conversation once', { timeout: 60_000 }, async (t) => {
+test('kill -9 during a model call: the restarted daemon resumes, and the message enters the conversation once', { timeout: 300_000 }, async (t) => {
   const s = await setup(t, [{ hang: true }, { text: 'resumed' }]);
   const id = await s.newSession('what is 2+2?');
   const d1 = spawnDaemon(t, s.h.root, s.env);
@@ -52,10 +52,11 @@ test('kill -9 during a model call: the restarted daemon resumes, and the message
   assert.equal(await d2.term(), 0);
 });
 
-test('kill -9 during a shell command: the tool is closed as an error and not run again', { timeout: 60_000 }, async (t) => {
+test('kill -9 during a shell command: the tool is closed as an error and not run again', { timeout: 300_000 }, async (t) => {
   const marker = `ob-fault-${process.pid}-${Date.now()}`;
   const s = await setup(t, [
-    { toolUses: [{ id: 'toolu_slow', name: 'bash', input: { command: `echo ran >> /workspace/count.txt; exec -a ${marker} sleep 60` } }] },
+    // A relative path: the shell starts in the workspace under every isolation (under bwrap that is /workspace).
+    { toolUses: [{ id: 'toolu_slow', name: 'bash', input: { command: `echo ran >> count.txt; exec -a ${marker} sleep 60` } }] },
     { text: 'I could not tell whether it finished.' },
   ]);
   const id = await s.newSession('count once');
@@ -79,7 +80,7 @@ test('kill -9 during a shell command: the tool is closed as an error and not run
   assert.equal(toolResults[0]!.is_error, true);
 });
 
-test('two daemons on one home and many sessions: each message is answered exactly once', { timeout: 60_000 }, async (t) => {
+test('two daemons on one home and many sessions: each message is answered exactly once', { timeout: 300_000 }, async (t) => {
   const N = 12;
   const s = await setup(t, Array.from({ length: N }, (_, i) => ({ text: `answer ${i}`, delayMs: 5 })));
   const ids = await Promise.all(Array.from({ length: N }, () => s.newSession()));
@@ -114,7 +115,7 @@ test('two daemons on one home and many sessions: each message is answered exactl
   assert.equal(await b.term(), 0);
 });
 
-test('a revisit the agent schedules fires on time and is consumed once', { timeout: 60_000 }, async (t) => {
+test('a revisit the agent schedules fires on time and is consumed once', { timeout: 300_000 }, async (t) => {
   const s = await setup(t, [
     { toolUses: [{ id: 'toolu_w', name: 'schedule_wake', input: { delay_seconds: 1.5, reason: 'check the oven' } }] },
     { text: 'I will check back.' },
@@ -134,7 +135,7 @@ test('a revisit the agent schedules fires on time and is consumed once', { timeo
   assert.equal(await d.term(), 0);
 });
 
-test('SIGTERM stops the daemon within 5 s with exit 0, the cut run rescheduled', { timeout: 30_000 }, async (t) => {
+test('SIGTERM stops the daemon within 5 s with exit 0, the cut run rescheduled', { timeout: 300_000 }, async (t) => {
   const s = await setup(t, [{ hang: true }]);
   const id = await s.newSession('take your time');
   const d = spawnDaemon(t, s.h.root, s.env);
@@ -148,7 +149,7 @@ test('SIGTERM stops the daemon within 5 s with exit 0, the cut run rescheduled',
   assert.equal(fs.existsSync(path.join(s.h.root, 'sessions', id, 'lease.lock')), false);
 });
 
-test('one daemon per home: a second is refused with exit 4 and who holds it; a killed one does not block the next', { timeout: 60_000 }, async (t) => {
+test('one daemon per home: a second is refused with exit 4 and who holds it; a killed one does not block the next', { timeout: 300_000 }, async (t) => {
   const s = await setup(t, []);
   const first = spawnDaemon(t, s.h.root, s.env);
   await first.line((l) => l.kind === 'daemon_started');

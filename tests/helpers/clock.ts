@@ -8,6 +8,7 @@ interface Timer {
   at: number;
   fn: () => void;
   seq: number;
+  ms: number;
 }
 
 export class ManualClock implements Clock {
@@ -23,9 +24,15 @@ export class ManualClock implements Clock {
     return this.t;
   }
 
+  private armedWaiters: Array<{ ms: number; resolve: () => void }> = [];
+
   setTimer(ms: number, fn: () => void): () => void {
-    const timer = { at: this.t + Math.max(0, ms), fn, seq: this.seq++ };
+    const timer = { at: this.t + Math.max(0, ms), fn, seq: this.seq++, ms };
     this.timers.push(timer);
+    for (const w of this.armedWaiters.filter((x) => x.ms === ms)) {
+      this.armedWaiters.splice(this.armedWaiters.indexOf(w), 1);
+      w.resolve();
+    }
     return () => {
       this.timers = this.timers.filter((x) => x !== timer);
     };
@@ -59,6 +66,12 @@ export class ManualClock implements Clock {
       await Promise.resolve();
     }
     this.t = end;
+  }
+
+  /** Resolves once a timer of exactly `ms` is pending (already, or when code under test arms one). */
+  armed(ms: number): Promise<void> {
+    if (this.timers.some((x) => x.ms === ms)) return Promise.resolve();
+    return new Promise((resolve) => this.armedWaiters.push({ ms, resolve }));
   }
 
   get pendingTimers(): number {

@@ -16,11 +16,16 @@ export interface TempHome {
   write(rel: string, text: string): string;
 }
 
+/** The agents and environments the package ships (agents/<id>/, environments/<id>.yaml). */
+export const BUNDLED_AGENTS = ['claude', 'demo'];
+export const BUNDLED_ENVIRONMENTS = ['local'];
+
 export function tempHome(t: TestContext | null, opts: { bundled?: boolean } = {}): TempHome {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-test-'));
   if (opts.bundled !== false) {
-    fs.cpSync(path.join(REPO, 'agents'), path.join(root, 'agents'), { recursive: true });
-    fs.cpSync(path.join(REPO, 'environments'), path.join(root, 'environments'), { recursive: true });
+    // Only what the package ships, not whatever else a developer keeps in this repository's home.
+    for (const a of BUNDLED_AGENTS) fs.cpSync(path.join(REPO, 'agents', a), path.join(root, 'agents', a), { recursive: true });
+    for (const e of BUNDLED_ENVIRONMENTS) fs.cpSync(path.join(REPO, 'environments', `${e}.yaml`), path.join(root, 'environments', `${e}.yaml`));
   }
   fs.mkdirSync(path.join(root, 'sessions'), { recursive: true });
   t?.after(() => fs.rmSync(root, { recursive: true, force: true }));

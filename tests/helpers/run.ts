@@ -17,6 +17,7 @@ import type { SessionEvent } from '../../src/core/schema/index.js';
 import { startFakeAnthropic, type FakeAnthropic, type Step } from './fake-anthropic.js';
 import { tempHome, type TempHome } from './home.js';
 import { testDeps } from './deps.js';
+import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
 
 export interface Bench {
   h: TempHome;
@@ -85,6 +86,14 @@ export async function bench(t: TestContext, o: { steps?: Step[]; agent?: AgentSp
       return out;
     },
   };
+}
+
+/** Whether bubblewrap works here (else the shell runs on the host: unshare-net or unconfined). */
+export const BWRAP = probeCapabilities().bwrap;
+
+/** The workspace as the session's shell sees it: /workspace under bubblewrap, its host path otherwise. */
+export function shellWorkspace(b: Bench, id: string): string {
+  return BWRAP ? '/workspace' : b.store.paths(id).workspace;
 }
 
 export const textOf = (blocks: unknown): string =>

@@ -10,7 +10,7 @@ const SECRET = 'sk-test-0123456789-very-secret';
 test('a secret reaches the sandbox but never a file, the model or the terminal', async (t) => {
   const b = await bench(t, {
     steps: [
-      { toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'echo "token=$API_TOKEN"; echo "$API_TOKEN" > /workspace/token.txt; echo "$API_TOKEN" >&2' } }] },
+      { toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'echo "token=$API_TOKEN"; echo "$API_TOKEN" > token.txt; echo "$API_TOKEN" >&2' } }] },
       { text: 'I used the token.' },
     ],
     env: { OPENBOA_TEST_SECRET: SECRET },

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, textOf, toolResults } from '../helpers/run.js';
+import { bench, shellWorkspace, textOf, toolResults } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
 
 test('tool round trip: assistant content echoed unchanged, results paired by toolu id', async (t) => {
@@ -141,18 +141,19 @@ test('shell state: cd and export persist within a run, the cwd across runs (runt
     ],
   });
   const id = b.session('first');
+  const proj = `${shellWorkspace(b, id)}/proj`;
   await b.wake(id);
-  assert.equal(toolResults(b.fake.requests[2]!).get('toolu_2')!.text, '/workspace/proj\nmode=fast');
+  assert.equal(toolResults(b.fake.requests[2]!).get('toolu_2')!.text, `${proj}\nmode=fast`);
   const shellJson = JSON.parse(fs.readFileSync(path.join(b.store.paths(id).runtime, 'shell.json'), 'utf8'));
-  assert.equal(shellJson.cwd, '/workspace/proj');
+  assert.equal(shellJson.cwd, proj);
   assert.equal(shellJson.alive, false, 'the shell is closed when the run ends');
   assert.equal(shellJson.last_exit_code, 0);
   const history = fs.readFileSync(path.join(b.store.paths(id).runtime, 'shell-history.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(history.map((h) => h.command), ['mkdir -p proj && cd proj && export MODE=fast', 'pwd; echo "mode=$MODE"']);
-  assert.equal(fs.readFileSync(path.join(b.store.paths(id).runtime, 'last-shell-output.txt'), 'utf8'), '/workspace/proj\nmode=fast');
+  assert.equal(fs.readFileSync(path.join(b.store.paths(id).runtime, 'last-shell-output.txt'), 'utf8'), `${proj}\nmode=fast`);
   b.store.appendUserEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'second' }] });
   await b.wake(id);
-  assert.equal(toolResults(b.fake.requests[4]!).get('toolu_3')!.text, '/workspace/proj', 'a new shell starts where the last one stood');
+  assert.equal(toolResults(b.fake.requests[4]!).get('toolu_3')!.text, proj, 'a new shell starts where the last one stood');
 });
 
 test('output over the limit is saved to a workspace file; the model gets head, tail and path', async (t) => {
