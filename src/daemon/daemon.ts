@@ -49,6 +49,8 @@ export interface DaemonOptions {
   /** Where operator lines go (stdout in the CLI). */
   write: (line: string) => void;
   leaseStaleMs?: number;
+  /** Width of the operator's terminal, for clipping what the agent said (default 120). */
+  columns?: number;
 }
 
 interface Running {
@@ -92,7 +94,7 @@ export class Daemon {
     if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new OpenboaError('invalid_input', `concurrency: expected a whole number >= 1, got ${o.concurrency}`);
     this.queue = new PQueue({ concurrency: o.concurrency });
     this.leaseStaleMs = o.leaseStaleMs ?? LEASE_STALE_MS;
-    this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now());
+    this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
@@ -203,6 +205,7 @@ export class Daemon {
           recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
           this.log.start(id, info);
         },
+        onEvents: (events) => this.log.events(id, events),
       });
       if (r.outcome === 'executed') {
         this.log.end(r);

@@ -57,7 +57,7 @@ for (const [status, type] of [
     await b.deps.clock.advance(4000);
     const r3 = await b.wake(id);
     assert.deepEqual(r3.stop_reason, { type: 'end_turn' });
-    assert.equal(r3.trigger, 'recovery');
+    assert.equal(r3.trigger, 'retry', 'a failed run that backed off is retried, not recovered');
     const last = b.fake.requests[b.fake.requests.length - 1]!.body.messages;
     assert.deepEqual(last, [{ role: 'user', content: [{ type: 'text', text: 'please answer' }] }], 'the message entered once');
     assert.equal(b.store.snapshot(id).consecutive_failures, 0);

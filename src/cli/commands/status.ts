@@ -19,6 +19,7 @@ export const status: CommandSpec = {
         `status     ${s.status}${s.stop_reason ? ` (${s.stop_reason.type})` : ''}${s.retry_at ? `, retry at ${s.retry_at}` : ''}`,
         `lease      ${st.lease.held ? `held${st.lease.owner ? ` by pid ${st.lease.owner.pid} on ${st.lease.owner.host} (${st.lease.owner.purpose}${st.lease.owner.wake_id ? ` ${st.lease.owner.wake_id}` : ''})` : ''}` : 'free'}`,
         `last run   ${s.last_wake_id ?? '-'}`,
+        ...(s.last_error ? [`last error ${s.last_error.message}${s.last_error.code ? ` (${s.last_error.code}, ${s.last_error.at})` : ` (${s.last_error.at})`}`] : []),
         `usage      ${s.usage.input_tokens} in, ${s.usage.output_tokens} out, ${s.usage.model_requests} model requests`,
         `pending    ${st.pending_events.length} event(s)${st.pending_events.length ? `: ${st.pending_events.map((p) => `${p.id} (${p.type}, line ${p.line})`).join(', ')}` : ''}`,
       ];

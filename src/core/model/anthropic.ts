@@ -74,21 +74,24 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
           stop_details: details ? { category: details.category ?? null, explanation: details.explanation ?? null } : null,
         };
       } catch (e) {
-        throw classify(sdk, e, signal);
+        throw classify(sdk, e, signal, client.baseURL);
       }
     },
   };
 }
 
 /** Maps an SDK failure to a ModelError (Managed Agents' error types). */
-export function classify(sdk: Sdk, e: unknown, signal: AbortSignal): ModelError {
+export function classify(sdk: Sdk, e: unknown, signal: AbortSignal, baseURL = 'the model API'): ModelError {
   const A = sdk.default;
   const message = (e as Error)?.message ?? String(e);
   if (signal.aborted || e instanceof A.APIUserAbortError) {
     return new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true, cause: e });
   }
   if (e instanceof A.APIConnectionTimeoutError) return new ModelError({ message: `the model call timed out: ${message}`, errorType: 'model_request_failed_error', code: 'timeout', retryable: true, cause: e });
-  if (e instanceof A.APIConnectionError) return new ModelError({ message: `could not reach the model API: ${message}`, errorType: 'model_request_failed_error', code: 'connection_error', retryable: true, cause: e });
+  if (e instanceof A.APIConnectionError) {
+    const why = networkCause(e);
+    return new ModelError({ message: `could not reach the model API at ${baseURL}: ${why ?? message}`, errorType: 'model_request_failed_error', code: 'connection_error', retryable: true, cause: e });
+  }
   if (e instanceof A.APIError) {
     const status = e.status;
     const body = e.error as { error?: { type?: string; message?: string } } | undefined;
@@ -102,8 +105,29 @@ export function classify(sdk: Sdk, e: unknown, signal: AbortSignal): ModelError 
     if (status === 429) return new ModelError({ message: `rate limited (429): ${apiMsg}`, errorType: 'model_rate_limited_error', code: 'http_429', retryable: true, status, cause: e });
     if (status === 529) return new ModelError({ message: `overloaded (529): ${apiMsg}`, errorType: 'model_overloaded_error', code: 'http_529', retryable: true, status, cause: e });
     if (status >= 500 || status === 408 || status === 409) return new ModelError({ message: `the model API failed (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: true, status, cause: e });
+    if (status === 401) return new ModelError({ message: `authentication failed (401) at ${baseURL}: ${apiMsg}; check ANTHROPIC_API_KEY`, errorType: 'model_request_failed_error', code: 'http_401', retryable: false, status, cause: e });
     if (status === 402) return new ModelError({ message: `billing (402): ${apiMsg}`, errorType: 'billing_error', code: 'http_402', retryable: false, status, cause: e });
     return new ModelError({ message: `the model API refused the request (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: false, status, cause: e });
   }
   return new ModelError({ message: `the model call failed: ${message}`, errorType: 'unknown_error', code: 'unexpected', retryable: true, cause: e });
+}
+
+/**
+ * The system-level reason under an SDK connection error ("Connection error."
+ * wraps fetch's "fetch failed", which wraps e.g. ECONNREFUSED 127.0.0.1:9):
+ * the first error code found down the cause chain, with its address.
+ */
+function networkCause(e: unknown): string | null {
+  let cur: unknown = e;
+  for (let depth = 0; cur && depth < 6; depth++) {
+    const x = cur as { code?: unknown; address?: unknown; port?: unknown; hostname?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof x.code === 'string' && /^E[A-Z_]+$/.test(x.code)) {
+      const where = typeof x.address === 'string' ? ` ${x.address}${typeof x.port === 'number' ? `:${x.port}` : ''}` : typeof x.hostname === 'string' ? ` ${x.hostname}` : '';
+      return `${x.code}${where}`;
+    }
+    // happy eyeballs: an AggregateError of one error per address
+    if (Array.isArray(x.errors) && x.errors.length) cur = x.errors[0];
+    else cur = x.cause;
+  }
+  return null;
 }

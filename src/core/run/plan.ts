@@ -42,7 +42,8 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
   if (backingOff && !interrupt) return skip('rescheduled');
   const work = take.length > 0 || wakes.length > 0 || recovery || retryDue;
   if (!work) return skip(open.length > 0 ? 'requires_action' : 'nothing_pending');
-  const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'recovery');
+  // A run that died is recovered; a run that failed and backed off is retried.
+  const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'retry');
   return { runnable: true, skipReason: null, trigger, take, wakes, interrupt, recovery };
 }
 

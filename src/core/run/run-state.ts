@@ -41,6 +41,8 @@ export interface WakeOptions {
   leaseStaleMs?: number;
   /** Called once the run holds the lease and will execute (not for skipped runs). */
   onStart?: (info: { wakeId: string; trigger: Trigger }) => void;
+  /** Called with the events a run writes, as it writes them (after redaction). Must not throw. */
+  onEvents?: (events: readonly SessionEvent[]) => void;
 }
 
 export interface RunUsage extends ModelUsage {

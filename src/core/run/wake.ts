@@ -230,6 +230,11 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
       if (abortReason?.kind === 'lease_lost') return []; // another process may own the log now
       const out = store.appendEvents(sessionId, events, { wakeId: runId, redactor });
       written.push(...out);
+      try {
+        x.opts.onEvents?.(out);
+      } catch {
+        // an observer's failure is not the run's
+      }
       return out;
     },
     written,

@@ -75,7 +75,12 @@ export const SessionUpdated = event('session.updated', {
   overrides: SessionOverrides.optional(),
 });
 
-export const Trigger = z.enum(['event', 'wake_queue', 'manual', 'recovery', 'child']);
+/**
+ * What started a run: new events, a due revisit, a person (`openboa wake`),
+ * a run that died (recovery), the retry of a run that failed (retry), or a
+ * child session.
+ */
+export const Trigger = z.enum(['event', 'wake_queue', 'manual', 'recovery', 'retry', 'child']);
 export type Trigger = z.infer<typeof Trigger>;
 
 export const ConsumedWakeRef = z.object({

@@ -98,6 +98,17 @@ export const SessionSnapshot = z.object({
   interrupt_taken: z.boolean().default(false),
   /** Runs in a row that ended in an error or a reschedule; 0 after a clean stop. */
   consecutive_failures: z.number().int().nonnegative(),
+  /**
+   * Why the last run went wrong, in words: its latest session.error (not a
+   * report of a bad line). Cleared by a run that ends cleanly (end_turn or
+   * requires_action) without an error of its own.
+   */
+  last_error: z
+    .object({ type: z.string(), code: z.string().nullable(), message: z.string(), at: Timestamp, wake_id: z.string().nullable() })
+    .nullable()
+    .default(null),
+  /** session.errors written by the run in progress (or the last run). */
+  run_errors: z.number().int().nonnegative().default(0),
 
   usage: Usage,
 

@@ -38,6 +38,8 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     retry_at: null,
     interrupt_taken: false,
     consecutive_failures: 0,
+    last_error: null,
+    run_errors: 0,
     usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0 },
     pending_events: [],
     processed_through_line: 0,
@@ -259,7 +261,10 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       break;
     case 'session.status_running': {
       // Every inbox move before this point finished (a drain unlinks its files before the run opens).
-      if (!e.continuation) s.inbox_taken = [];
+      if (!e.continuation) {
+        s.inbox_taken = [];
+        s.run_errors = 0;
+      }
       s.status = 'running';
       s.stop_reason = null;
       s.retry_at = null;
@@ -279,6 +284,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       break;
     }
     case 'session.status_idle':
+      if (s.run_errors === 0 && (e.stop_reason.type === 'end_turn' || e.stop_reason.type === 'requires_action')) s.last_error = null;
       s.interrupt_taken = false;
       s.status = 'idle';
       s.stop_reason = e.stop_reason;
@@ -302,6 +308,10 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       break;
     case 'session.error':
       if (e.line !== undefined) markReported(s, e.file ?? 'events.jsonl', e.line);
+      else {
+        s.last_error = { type: e.error.type, code: e.error.code ?? null, message: e.error.message, at: e.created_at, wake_id: e.wake_id ?? null };
+        s.run_errors += 1;
+      }
       break;
     case 'span.model_request_end':
       s.usage.input_tokens += e.model_usage.input_tokens;
