@@ -14,6 +14,7 @@ import { awaitsModel } from './conversation.js';
 import { fitWindow } from './fit-window.js';
 import { systemPrompt } from './system-prompt.js';
 import { backoffMs } from './backoff.js';
+import { createdAtOf } from './plan.js';
 import type { RunState } from './run-state.js';
 import { totalTokens } from '../store/fold.js';
 
@@ -81,7 +82,7 @@ function steer(run: RunState): SessionSnapshot {
   }
   const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
   if (take.length) {
-    run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: take.map((p) => p.id), continuation: true }]);
+    run.emit([{ type: 'session.status_running', wake_id: run.runId, trigger: run.trigger, processed_event_ids: take.map((p) => p.id), ...createdAtOf(take), continuation: true }]);
     // The window reads no further than the fold: fold the record that takes them in.
     return run.rt.store.snapshot(run.sessionId, { persist: false });
   }

@@ -64,3 +64,9 @@ export function nextDueMs(s: SessionSnapshot): number | null {
   if (openActions(s).length === 0) for (const w of s.pending_wakes) consider(Date.parse(w.due_at));
   return min;
 }
+
+/** Pins the read time of taken-in events whose lines had no created_at into the record that takes them in. */
+export function createdAtOf(take: readonly PendingEvent[]): { created_at_of?: Record<string, string> } {
+  const pins = take.filter((p) => p.read_at !== undefined).map((p) => [p.id, p.read_at as string] as const);
+  return pins.length ? { created_at_of: Object.fromEntries(pins) } : {};
+}

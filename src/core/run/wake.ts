@@ -30,7 +30,7 @@ import { ShellSession } from '../sandbox/shell-session.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { openActions } from '../store/fold.js';
 import { drainInbox } from '../store/inbox.js';
-import { planRun, type RunPlan } from './plan.js';
+import { createdAtOf, planRun, type RunPlan } from './plan.js';
 import type { NewEvent, PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { buildRunEnvironment, virtualMounts } from './environment.js';
 import { LogWindow } from './log-window.js';
@@ -256,6 +256,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
         wake_id: runId,
         trigger: plan.trigger,
         processed_event_ids: plan.take.map((p) => p.id),
+        ...createdAtOf(plan.take),
         ...(plan.wakes.length ? { wakes: plan.wakes.map((w) => ({ id: w.id, reason: w.reason, due_at: w.due_at })) } : {}),
       },
     ]);

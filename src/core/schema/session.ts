@@ -28,7 +28,17 @@ export const JournalCursor = z.object({
 });
 export type JournalCursor = z.infer<typeof JournalCursor>;
 
-export const PendingEvent = z.object({ id: z.string(), type: z.string(), line: z.number().int().positive() });
+export const PendingEvent = z.object({
+  id: z.string(),
+  type: z.string(),
+  line: z.number().int().positive(),
+  /**
+   * For a line written without created_at: when the fold first read it. It is
+   * pinned here (session.json), then in the session.status_running that takes
+   * the event in (created_at_of), so every reader shows the same time.
+   */
+  read_at: Timestamp.optional(),
+});
 export type PendingEvent = z.infer<typeof PendingEvent>;
 
 export const OpenToolUse = z.object({

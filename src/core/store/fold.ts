@@ -208,7 +208,7 @@ function unproven(s: SessionSnapshot, e: SessionEvent, line: number): string | n
 }
 
 /** Applies one event of events.jsonl (at `line`). Mutates `s`. */
-export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): void {
+export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, readTime = false): void {
   if (line === 1 && e.type !== 'session.created') {
     reject(s, line, e.id, `events.jsonl line 1: the first line must be session.created, got ${e.type}`);
     return;
@@ -231,7 +231,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number): v
       reject(s, line, e.id, why, 'invalid_answer');
     } else {
       pendingIds(s).add(e.id);
-      s.pending_events.push({ id: e.id, type: e.type, line });
+      s.pending_events.push({ id: e.id, type: e.type, line, ...(readTime ? { read_at: e.created_at } : {}) });
       if (e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result') {
         const target = e.type === 'user.tool_confirmation' ? e.tool_use_id : e.custom_tool_use_id;
         const use = s.open_tool_uses.find((u) => u.id === target);

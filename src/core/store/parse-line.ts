@@ -30,7 +30,13 @@ export interface LineRejection {
 }
 
 export type ParsedEventLine =
-  | { kind: 'event'; line: number; event: SessionEvent }
+  | {
+      kind: 'event';
+      line: number;
+      event: SessionEvent;
+      /** The line had no created_at: the event's is the moment it was read (pinned by the fold; see SessionStore.readEvents). */
+      readTime?: true;
+    }
   | { kind: 'blank'; line: number }
   | { kind: 'invalid'; rejection: LineRejection };
 
@@ -163,7 +169,7 @@ export function parseEventLine(raw: RawLine, readAtMs: number): ParsedEventLine 
     id: r.data.id ?? lineEventId(raw.no),
     created_at: r.data.created_at ?? iso(readAtMs),
   } as SessionEvent;
-  return { kind: 'event', line: raw.no, event };
+  return { kind: 'event', line: raw.no, event, ...(r.data.created_at === undefined ? { readTime: true as const } : {}) };
 }
 
 /**

@@ -191,7 +191,7 @@ export class SessionStore {
     if (ev.reset && base) return this.fold(sessionId, p, null);
     for (const raw of ev.lines) {
       const r = parseEventLine(raw, now);
-      if (r.kind === 'event') applyEvent(s, r.event, r.line);
+      if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true);
       else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
     }
     s.journals.events = ev.cursor;
@@ -278,12 +278,30 @@ export class SessionStore {
     appendLines(p.wakeQueue, lines, { durable: true });
   }
 
-  /** Every line of the log, parsed (events, rejections, blanks), from `from`. */
+  /**
+   * Every line of the log, parsed (events, rejections, blanks), from `from`.
+   * An event whose line has no created_at shows its pinned time: the one the
+   * run that took it in recorded (created_at_of), or, while it is pending,
+   * the one session.json holds; so every read shows the same value.
+   */
   readEvents(sessionId: string, from: Cursor = START): { lines: ParsedEventLine[]; cursor: Cursor } {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();
     const r = readLines(p.events, from);
-    return { lines: r.lines.map((raw) => parseEventLine(raw, now)), cursor: r.cursor };
+    const lines = r.lines.map((raw) => parseEventLine(raw, now));
+    if (!lines.some((l) => l.kind === 'event' && l.readTime)) return { lines, cursor: r.cursor };
+    const pins = new Map<string, string>();
+    for (const l of lines) if (l.kind === 'event' && l.event.type === 'session.status_running') for (const [id, at] of Object.entries(l.event.created_at_of ?? {})) pins.set(id, at);
+    let pending: Map<string, string> | null = null;
+    const pendingPins = () => (pending ??= new Map(this.snapshot(sessionId).pending_events.flatMap((e) => (e.read_at ? [[e.id, e.read_at] as const] : []))));
+    return {
+      lines: lines.map((l) => {
+        if (l.kind !== 'event' || !l.readTime) return l;
+        const at = pins.get(l.event.id) ?? pendingPins().get(l.event.id);
+        return at ? { ...l, event: { ...l.event, created_at: at } } : l;
+      }),
+      cursor: r.cursor,
+    };
   }
 
   /** Every record of the wake queue, parsed. */
