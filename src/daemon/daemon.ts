@@ -32,6 +32,7 @@ import type { AbortReason, Runtime, WakeResult } from '../core/run/run-state.js'
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
+import { DefinitionWatcher } from './definition-watcher.js';
 import { recordActivation } from './activations.js';
 import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
 import { inboxHasFiles } from '../core/store/inbox.js';
@@ -77,6 +78,11 @@ export class Daemon {
   private readonly idleRuns = new Map<string, number>();
   private readonly scheduler: DueScheduler;
   private readonly watcher: SessionWatcher;
+  private readonly definitions: DefinitionWatcher;
+  /** Sessions backing off because their agent or environment did not load: retried when a definition changes. */
+  private readonly heldByDefinitions = new Set<string>();
+  /** Sessions to run now, backoff or not (their cause was fixed). */
+  private readonly retryNow = new Set<string>();
   private readonly log: OperatorLog;
   private cancelSweep: (() => void) | null = null;
   private stopping = false;
@@ -108,6 +114,25 @@ export class Daemon {
         this.sweep();
       },
     });
+    this.definitions = new DefinitionWatcher({
+      dirs: [rt.home.agentsDir, rt.home.environmentsDir],
+      poll: o.poll,
+      ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
+      onChange: () => this.definitionsChanged(),
+      onWarn: (m) => this.log.notice(m),
+      onReady: () => this.log.notice('watching agents/ and environments/ for fixes to definitions', { event: 'definitions_watcher_ready' }),
+    });
+  }
+
+  /** A definition changed: retry at once the sessions a broken definition held back. */
+  private definitionsChanged() {
+    if (this.stopping) return;
+    for (const id of this.heldByDefinitions) {
+      this.retryNow.add(id);
+      this.blockedUntil.delete(id);
+      this.scheduler.set(id, null);
+      this.request(id);
+    }
   }
 
   get watchMode() {
@@ -130,7 +155,10 @@ export class Daemon {
       this.evaluate(ids[i] as string);
       if (i % 256 === 255) await yieldToLoop(); // let runs found so far begin
     }
-    if (!this.stopping) this.watcher.start();
+    if (!this.stopping) {
+      this.watcher.start();
+      this.definitions.start();
+    }
     this.armSweep();
     return { sessions: ids.length };
   }
@@ -157,6 +185,8 @@ export class Daemon {
       return false;
     }
     this.known.set(id, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
+    if (snap.status === 'rescheduling' && snap.last_error?.code === 'invalid_definition') this.heldByDefinitions.add(id);
+    else this.heldByDefinitions.delete(id);
     if (snap.held_back.events || snap.held_back.wake_queue) this.armTail(id, snap);
     if (run) {
       run.dirty = true;
@@ -172,7 +202,7 @@ export class Daemon {
       return false;
     }
     this.blockedUntil.delete(id);
-    const plan = planRun(snap, now, {});
+    const plan = planRun(snap, now, { retryNow: this.retryNow.has(id) });
     if (plan.runnable || snap.rejected.length > 0 || inboxHasFiles(this.rt.store.paths(id))) {
       this.scheduler.set(id, null);
       return this.request(id);
@@ -200,6 +230,7 @@ export class Daemon {
     try {
       const r = await wake(this.rt, id, {
         signal: entry.controller.signal,
+        retryNow: this.retryNow.delete(id),
         leaseStaleMs: this.leaseStaleMs,
         onStart: (info) => {
           recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
@@ -348,6 +379,8 @@ export class Daemon {
 
   private forget(id: string) {
     this.known.delete(id);
+    this.heldByDefinitions.delete(id);
+    this.retryNow.delete(id);
     this.blockedUntil.delete(id);
     this.scheduler.set(id, null);
   }
@@ -410,5 +443,6 @@ export class Daemon {
     await Promise.race([this.queue.onIdle(), new Promise<void>((res) => (timer = setTimeout(res, graceMs)))]);
     clearTimeout(timer);
     await this.watcher.close();
+    await this.definitions.close();
   }
 }

@@ -22,6 +22,8 @@ export const EXTENSIONS = new Set([
   'processed_event_ids',
   'wakes',
   'continuation',
+  'created_at_of',
+  'inbox',
   'reason',
   'retry_at',
   'code',

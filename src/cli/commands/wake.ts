@@ -7,7 +7,8 @@ export const wakeCommand: CommandSpec = {
   path: ['wake'],
   summary: 'run a session once now, in this process, and print what happened',
   args: [{ name: 'id', required: true, description: 'the session id' }],
-  details: 'Exit 0 when the run executed or was skipped (nothing to do), 4 when another process holds the session.',
+  details:
+    'Exit 0 when the run executed or was skipped (nothing to do), 1 when the run failed (its error is printed), 2 when the agent or environment definition does not load (the message names the file and field), 4 when another process holds the session.',
   async run(ctx, { args }) {
     const id = args.id as string;
     redactFor(ctx, id);
@@ -23,6 +24,9 @@ export const wakeCommand: CommandSpec = {
       for (const e of r.errors) lines.push(`  error: ${e}`);
       return lines.join('\n');
     });
-    return EXIT.ok;
+    if (!r.failure) return EXIT.ok;
+    // The cause, once more, where errors go: the one line a script or a person looks at.
+    ctx.out.error(r.failure.code, r.failure.message);
+    return r.failure.code === 'invalid_definition' ? EXIT.usage : EXIT.failure;
   },
 };

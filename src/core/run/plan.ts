@@ -17,7 +17,7 @@ export interface RunPlan {
   recovery: boolean;
 }
 
-export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Trigger }): RunPlan {
+export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Trigger; retryNow?: boolean }): RunPlan {
   const skip = (why: string): RunPlan => ({ runnable: false, skipReason: why, trigger: opts.trigger ?? 'event', take: [], wakes: [], interrupt: false, recovery: false });
   if (s.status === 'terminated') return skip('terminated');
   const recovery = s.status === 'running';
@@ -37,7 +37,7 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
   } else {
     take = s.pending_events;
   }
-  const retryDue = s.status === 'rescheduling' && (s.retry_at === null || Date.parse(s.retry_at) <= nowMs || opts.trigger === 'manual');
+  const retryDue = s.status === 'rescheduling' && (s.retry_at === null || Date.parse(s.retry_at) <= nowMs || opts.trigger === 'manual' || opts.retryNow === true);
   const backingOff = s.status === 'rescheduling' && !retryDue;
   if (backingOff && !interrupt) return skip('rescheduled');
   const work = take.length > 0 || wakes.length > 0 || recovery || retryDue;

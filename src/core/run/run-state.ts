@@ -41,6 +41,8 @@ export interface WakeOptions {
   leaseStaleMs?: number;
   /** Called once the run holds the lease and will execute (not for skipped runs). */
   onStart?: (info: { wakeId: string; trigger: Trigger }) => void;
+  /** Retry a failed run now, without waiting out its backoff (its cause was fixed, e.g. a definition). */
+  retryNow?: boolean;
   /** Called with the events a run writes, as it writes them (after redaction). Must not throw. */
   onEvents?: (events: readonly SessionEvent[]) => void;
 }
@@ -64,6 +66,13 @@ export interface WakeResult {
   wakes_scheduled: string[];
   /** Messages of the session.error events this run appended. */
   errors: string[];
+  /**
+   * Why the run failed, when it did: `invalid_definition` (the agent or
+   * environment does not load), `run_failed` (a bug or an I/O failure), or
+   * the code of the error that ended it (rescheduled, or retries_exhausted).
+   * null for a run that ended cleanly or was skipped.
+   */
+  failure: { code: string; message: string } | null;
   usage: RunUsage;
   tool_calls: number;
   started_at: string;

@@ -66,6 +66,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     wakes_consumed: [],
     wakes_scheduled: [],
     errors: [],
+    failure: null,
     usage: { ...ZERO },
     tool_calls: 0,
     started_at: iso(t0),
@@ -166,7 +167,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
       emitBase([error, { type: 'session.status_rescheduled', reason: `invalid_definition: ${msg}`, retry_at: retryAt }]);
     }
     const after = store.snapshot(sessionId);
-    return x.result(after, { trigger: plan.trigger, processed_event_ids: interrupts.map((p) => p.id), errors: [...x.reported, msg] });
+    return x.result(after, { trigger: plan.trigger, processed_event_ids: interrupts.map((p) => p.id), errors: [...x.reported, msg], failure: { code: 'invalid_definition', message: msg } });
   }
 
   const wakeReason = describeReason(plan, snap);
@@ -244,6 +245,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   };
 
   let ending: Ending | null = null;
+  let runFailed: string | null = null;
   const wakesScheduledBefore = new Set(snap.pending_wakes.map((w) => w.id));
   try {
     // The run opens first: the log accepts runtime lines only inside a run's
@@ -283,6 +285,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   } catch (e) {
     // A bug or an I/O failure: recorded, retried with backoff, never thrown at the daemon.
     const msg = `the run failed: ${(e as Error).message}`;
+    runFailed = msg;
     try {
       appendError(run, { type: 'unknown_error', code: 'run_failed', message: msg, retry: 'retrying' });
     } catch {
@@ -312,12 +315,22 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     wakes_consumed: plan.wakes.map((w) => w.id),
     wakes_scheduled: after.pending_wakes.filter((w) => !wakesScheduledBefore.has(w.id)).map((w) => w.id),
     errors: run.errors,
+    failure: failureOf(after, runFailed),
     usage: run.usage,
     tool_calls: run.toolCalls,
     duration_ms: deps.clock.now() - x.t0,
   });
   files.json(`traces/${runId}.json`, { ...res, events: written.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at })) });
   return res;
+}
+
+/** WakeResult.failure of an executed run, from how it ended (see its doc). */
+function failureOf(after: SessionSnapshot, runFailed: string | null): WakeResult['failure'] {
+  if (runFailed) return { code: 'run_failed', message: runFailed };
+  const failed = after.status === 'rescheduling' || after.stop_reason?.type === 'retries_exhausted';
+  if (!failed) return null;
+  if (after.last_error) return { code: after.last_error.code ?? after.last_error.type, message: after.last_error.message };
+  return { code: after.status === 'rescheduling' ? 'rescheduled' : 'retries_exhausted', message: after.status === 'rescheduling' ? `rescheduled until ${after.retry_at}` : 'the run gave up' };
 }
 
 function describeReason(plan: RunPlan, snap: SessionSnapshot): string {
