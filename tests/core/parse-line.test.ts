@@ -37,9 +37,12 @@ test('invalid JSON is rejected with the line number and an excerpt', () => {
   assert.match(rej.message, /content: hi/);
 });
 
-test('an unknown type is rejected and the known types are listed', () => {
+test('an unknown type is rejected with the closest known type, the writable types and an excerpt, not every type', () => {
   const rej = invalid(parseEventLine(raw('{"type":"user.mesage","content":"x"}', 4), T));
-  assert.match(rej.message, /line 4: unknown event type "user\.mesage"; expected one of user\.message/);
+  assert.match(rej.message, /line 4: unknown event type "user\.mesage" \(did you mean user\.message\?\); people and programs write user\.message, user\.interrupt/);
+  assert.match(rej.message, /: "\{\\"type\\":\\"user\.mesage\\"/, 'an excerpt of the line');
+  assert.doesNotMatch(rej.message, /span\.model_request_start/, 'not the list of every event type');
+  assert.doesNotMatch(invalid(parseEventLine(raw('{"type":"zzzz"}', 6), T)).message, /did you mean/);
   const missing = invalid(parseEventLine(raw('{"content":"x"}', 5), T));
   assert.match(missing.message, /line 5: missing "type"/);
 });

@@ -108,7 +108,8 @@ function reportRejections(rt: Runtime, sessionId: string, snap: SessionSnapshot,
     sessionId,
     snap.rejected.map((r) => ({
       type: 'session.error' as const,
-      error: { type: 'unknown_error' as const, code: r.code, message: r.message, retry_status: { type: 'terminal' as const } },
+      // retry_status terminal: this line will never be retried. Said in words, so it does not read as the session's end.
+      error: { type: 'unknown_error' as const, code: r.code, message: `${r.message} (this line is skipped and never retried; the session goes on)`, retry_status: { type: 'terminal' as const } },
       line: r.line,
       ...(r.file !== 'events.jsonl' ? { file: r.file } : {}),
       ...(r.event_id ? { event_id: r.event_id } : {}),

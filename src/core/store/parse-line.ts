@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   LOOSE_EVENT_SCHEMAS,
   EVENT_TYPES,
+  USER_EVENT_TYPES,
   WakeCancelled,
   WakeConsumed,
   WakeScheduled,
@@ -54,12 +55,42 @@ function excerpt(text: string): string {
 
 /** zod issues as "field.path: message; ..." — one line, every issue. */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => {
-      const where = i.path.length ? i.path.map(String).join('.') : '(root)';
-      return `${where}: ${i.message}`;
-    })
-    .join('; ');
+  // The first two issues say what to fix; a long list (a union's every branch) only buries them.
+  const shown = error.issues.slice(0, 2).map((i) => {
+    const where = i.path.length ? i.path.map(String).join('.') : '(root)';
+    const msg = i.message.length > 160 ? `${i.message.slice(0, 159)}…` : i.message;
+    return `${where}: ${msg}`;
+  });
+  const more = error.issues.length - shown.length;
+  return shown.join('; ') + (more > 0 ? ` (and ${more} more)` : '');
+}
+
+/** The known type closest to `t` (at most 3 edits away), for "did you mean". */
+function closest(t: string, known: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestD = 4;
+  for (const k of known) {
+    const d = editDistance(t, k, bestD);
+    if (d < bestD) [best, bestD] = [k, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance, giving up (returning `cap`) once it cannot be below `cap`. */
+function editDistance(a: string, b: string, cap: number): number {
+  if (Math.abs(a.length - b.length) >= cap) return cap;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      rowMin = Math.min(rowMin, cur[j] as number);
+    }
+    if (rowMin >= cap) return cap;
+    prev = cur;
+  }
+  return prev[b.length] as number;
 }
 
 type Json = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
@@ -157,12 +188,13 @@ export function parseEventLine(raw: RawLine, readAtMs: number): ParsedEventLine 
   const v = j.value;
   const type = v.type;
   if (!isEventType(type)) {
-    const got = typeof type === 'string' ? `unknown event type "${type}"` : 'missing "type"';
-    return fail(`events.jsonl line ${raw.no}: ${got}; expected one of ${EVENT_TYPES.join(', ')}`, idOf(v));
+    const guess = typeof type === 'string' ? closest(type, EVENT_TYPES) : null;
+    const got = typeof type === 'string' ? `unknown event type "${type}"${guess ? ` (did you mean ${guess}?)` : ''}` : 'missing "type"';
+    return fail(`events.jsonl line ${raw.no}: ${got}; people and programs write ${USER_EVENT_TYPES.join(', ')} (docs/format.md): ${excerpt(raw.text)}`, idOf(v));
   }
   const r = LOOSE_EVENT_SCHEMAS[type].safeParse(v);
   if (!r.success) {
-    return fail(`events.jsonl line ${raw.no}: ${type}: ${describeIssues(r.error)}`, idOf(v));
+    return fail(`events.jsonl line ${raw.no}: ${type}: ${describeIssues(r.error)}; the line: ${excerpt(raw.text)}`, idOf(v));
   }
   const event = {
     ...r.data,
