@@ -35,6 +35,8 @@ export const LeaseOwner = z.object({
   /** This boot of this machine, and the holder's PID namespace: only with both equal is its pid ours to judge. */
   boot_id: z.string().optional(),
   pid_ns: z.string().optional(),
+  /** The holder's start time (clock ticks since boot, /proc/<pid>/stat): a reused pid has another. */
+  pid_start: z.number().optional(),
 });
 export type LeaseOwner = z.infer<typeof LeaseOwner>;
 
@@ -43,7 +45,7 @@ export type LockPaths = Pick<SessionPaths, 'dir' | 'lease' | 'leaseOwner'>;
 
 /** Whether the owner recorded for a lock is a process of this machine that no longer exists. */
 export function ownerIsDead(owner: LeaseOwner): boolean {
-  return owner.host === os.hostname() && !!BOOT_ID && !!PID_NS && owner.boot_id === BOOT_ID && owner.pid_ns === PID_NS && !pidAlive(owner.pid);
+  return owner.host === os.hostname() && !!BOOT_ID && !!PID_NS && owner.boot_id === BOOT_ID && owner.pid_ns === PID_NS && !holderAlive(owner);
 }
 
 export interface Lease {
@@ -60,6 +62,8 @@ export interface AcquireOptions {
   staleMs?: number;
   /** What the lock guards, for the busy message (default: the session). */
   what?: string;
+  /** How long a lock with no owner record must stand unrefreshed before it counts as abandoned (tests). */
+  unrecordedGraceMs?: number;
 }
 
 /** Takes the session's lease or throws `busy` at once (no waiting). */
@@ -67,7 +71,7 @@ export async function acquireLease(p: LockPaths, opts: AcquireOptions): Promise<
   try {
     return await lockOnce(p, opts);
   } catch (e) {
-    if ((e as { code?: string }).code === 'busy' && breakAbandoned(p)) return lockOnce(p, opts);
+    if ((e as { code?: string }).code === 'busy' && breakAbandoned(p, opts.unrecordedGraceMs ?? UNRECORDED_GRACE_MS)) return lockOnce(p, opts);
     throw e;
   }
 }
@@ -91,6 +95,34 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
+export function processStart(pid: number | 'self'): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const v = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isFinite(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+const SELF_START = processStart('self');
+
+/** Whether the recorded holder still runs: its pid exists and, when recorded, started when it did (pids are reused). */
+function holderAlive(owner: LeaseOwner): boolean {
+  if (!pidAlive(owner.pid)) return false;
+  if (owner.pid_start === undefined) return true;
+  const start = processStart(owner.pid);
+  return start === null || start === owner.pid_start;
+}
+
+/**
+ * A holder writes its owner record right after making the lock; one that
+ * died in between leaves a lock no record describes. Such a lock, never
+ * refreshed (its mtime still its birth time) and older than this, is
+ * abandoned: a live holder would have written its record long before.
+ */
+const UNRECORDED_GRACE_MS = 2000;
+
 /**
  * A lease whose holder died on this machine need not wait to go stale. It is
  * broken at once only when all of this holds: lease.json was written for this
@@ -102,10 +134,7 @@ function pidAlive(pid: number): boolean {
  * host or container, a live or reused pid, no birth times) falls back to
  * proper-lockfile's staleness.
  */
-function breakAbandoned(p: LockPaths): boolean {
-  const owner = readLeaseOwner(p);
-  if (!owner || owner.host !== os.hostname() || owner.locked_ms === undefined) return false;
-  if (!BOOT_ID || !PID_NS || owner.boot_id !== BOOT_ID || owner.pid_ns !== PID_NS || pidAlive(owner.pid)) return false;
+function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
   const born = (dir: string) => {
     try {
       return fs.statSync(dir).birthtimeMs;
@@ -114,7 +143,23 @@ function breakAbandoned(p: LockPaths): boolean {
     }
   };
   const b = born(p.lease);
-  if (!b || Math.abs(b - owner.locked_ms) > 2000) return false;
+  if (!b) return false;
+  const owner = readLeaseOwner(p);
+  const recorded = owner !== null && owner.locked_ms !== undefined && Math.abs(b - owner.locked_ms) <= 2000;
+  if (recorded) {
+    if (owner.host !== os.hostname() || !BOOT_ID || !PID_NS || owner.boot_id !== BOOT_ID || owner.pid_ns !== PID_NS || holderAlive(owner)) return false;
+  } else {
+    // No record of this lock's holder: abandoned only if it was never refreshed and is past the grace.
+    // (proper-lockfile sets the mtime up to ~1 s ahead when it makes the lock; a refresh, every
+    // stale/2 = 5 s, moves it further.)
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(p.lease);
+    } catch {
+      return false;
+    }
+    if (st.mtimeMs - b > 2500 || Date.now() - b < unrecordedGraceMs) return false;
+  }
   const tomb = `${p.lease}.dead-${process.pid}-${Date.now()}`;
   try {
     fs.renameSync(p.lease, tomb);
@@ -167,6 +212,7 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
     locked_ms: Date.now(),
     ...(BOOT_ID ? { boot_id: BOOT_ID } : {}),
     ...(PID_NS ? { pid_ns: PID_NS } : {}),
+    ...(SELF_START !== null ? { pid_start: SELF_START } : {}),
   };
   try {
     writeJsonAtomic(p.leaseOwner, owner, { durable: false });

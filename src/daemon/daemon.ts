@@ -33,6 +33,7 @@ import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
 import { DefinitionWatcher } from './definition-watcher.js';
+import { reapOrphanSandboxes } from './reap.js';
 import { recordActivation } from './activations.js';
 import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
 import { inboxHasFiles } from '../core/store/inbox.js';
@@ -149,6 +150,8 @@ export class Daemon {
     fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
     const removed = this.rt.store.removeAbandonedCreations(10 * 60_000);
     if (removed) this.log.notice(`removed ${removed} half-made session folder(s) left by a crash`);
+    const reaped = reapOrphanSandboxes(this.rt.home.sessionsDir);
+    if (reaped) this.log.notice(`stopped ${reaped} sandbox(es) a killed daemon left running`, { event: 'reaped_sandboxes', count: reaped });
     const ids = this.rt.store.listIds();
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;

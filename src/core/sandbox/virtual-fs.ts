@@ -70,6 +70,8 @@ export interface WalkEntry {
 }
 
 const MAX_LINKS = 40;
+/** Looks again at a step that changed under the walk (a racing rename) at most this often per open. */
+const MAX_RETRIES = 20;
 /** Directory depth a walk descends to (each level holds one descriptor open). */
 const MAX_WALK_DEPTH = 64;
 const P = path.posix;
@@ -171,6 +173,7 @@ export class VirtualFs {
       while (chain.length > to) closeQuietly(chain.pop()?.fd ?? null);
     };
     let links = 0;
+    let retries = 0;
     try {
       while (pending.length) {
         const comp = pending.shift() as string;
@@ -203,12 +206,24 @@ export class VirtualFs {
           fd = fs.openSync(at(dirFd, comp), flags, 0o644);
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'ELOOP' || (code === 'ENOTDIR' && !last && isSymlinkAt(dirFd, comp))) {
+          const kind = code === 'ELOOP' || (code === 'ENOTDIR' && !last) ? kindAt(dirFd, comp) : null;
+          if (kind === 'directory' || (code === 'ELOOP' && kind !== 'symlink')) {
+            // It changed between the open and the look (a rename raced us): look again, a bounded number of times.
+            if (++retries > MAX_RETRIES) throw new FileError('EAGAIN', `${next}: kept changing while it was opened; try again`);
+            pending.unshift(comp);
+            continue;
+          }
+          if (kind === 'symlink') {
             // A symlink: read its text from the same directory and resolve it here, in sandbox terms.
             let target: string;
             try {
               target = fs.readlinkSync(at(dirFd, comp));
             } catch (e2) {
+              const c2 = (e2 as NodeJS.ErrnoException).code;
+              if ((c2 === 'EINVAL' || c2 === 'ENOENT') && ++retries <= MAX_RETRIES) {
+                pending.unshift(comp); // no longer a symlink: look again
+                continue;
+              }
               throw fileError(e2, next);
             }
             if (++links > MAX_LINKS) throw new PathError(`${input}: too many levels of symbolic links`);
@@ -346,11 +361,13 @@ function split(p: string): string[] {
   return p.split('/').filter(Boolean);
 }
 
-function isSymlinkAt(dirFd: number, name: string): boolean {
+/** What `name` in the directory `dirFd` is now (never followed), or null when it is gone. */
+function kindAt(dirFd: number, name: string): 'symlink' | 'directory' | 'other' | null {
   try {
-    return fs.lstatSync(at(dirFd, name)).isSymbolicLink();
+    const st = fs.lstatSync(at(dirFd, name));
+    return st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : 'other';
   } catch {
-    return false;
+    return null;
   }
 }
 

@@ -1,0 +1,88 @@
+/** What a kill -9 can leave behind: an orphaned sandbox, a lock with no owner record, a lock whose pid was reused. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { reapOrphanSandboxes } from '../../src/daemon/reap.js';
+import { acquireLease } from '../../src/core/lease.js';
+import { tempHome } from '../helpers/home.js';
+
+const ppidOf = (pid: number): number | null => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return rest[0] === 'Z' ? null : Number(rest[1]);
+  } catch {
+    return null;
+  }
+};
+
+/** Starts `sleep` as a session leader whose parent exits at once, in `cwd`: an orphan, like a sandbox whose daemon was killed. */
+function orphan(cwd: string): number {
+  const r = spawnSync('bash', ['-c', 'setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo $!'], { cwd, encoding: 'utf8' });
+  return Number(r.stdout.trim());
+}
+
+test('an orphaned sandbox of this home is reaped at start; others are left alone', async (t) => {
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.home.sessionsDir, '01a20000-0000-7000-8000-000000000001', 'workspace');
+  fs.mkdirSync(ws, { recursive: true });
+  const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-not-a-session-'));
+  const mine = orphan(ws);
+  const other = orphan(elsewhere);
+  t.after(() => {
+    for (const p of [mine, other]) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    fs.rmSync(elsewhere, { recursive: true, force: true });
+  });
+  if (ppidOf(mine) !== 1) return t.skip('this machine hands orphans to a subreaper, not to init');
+  assert.equal(reapOrphanSandboxes(h.home.sessionsDir), 1);
+  for (let i = 0; i < 100 && ppidOf(mine) !== null; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(ppidOf(mine), null, 'the orphan in a session workspace is gone');
+  assert.equal(ppidOf(other), 1, 'a process elsewhere is left alone');
+});
+
+test('a lock with no owner record (its maker died right after mkdir) is taken over, not waited on', async (t) => {
+  const h = tempHome(t, { bundled: false });
+  const dir = path.join(h.root, 'guarded');
+  const paths = { dir, lease: path.join(dir, 'x.lock'), leaseOwner: path.join(dir, 'x.json') };
+  fs.mkdirSync(paths.lease, { recursive: true });
+  const lease = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString(), unrecordedGraceMs: 0 });
+  await lease.release();
+  // with the real grace, a fresh unrecorded lock may still be its maker's: busy
+  fs.mkdirSync(paths.lease);
+  await assert.rejects(acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() }), /busy/);
+});
+
+test('a lock whose recorded pid now belongs to another process (reused) is taken over', async (t) => {
+  const h = tempHome(t, { bundled: false });
+  const dir = path.join(h.root, 'guarded');
+  const paths = { dir, lease: path.join(dir, 'x.lock'), leaseOwner: path.join(dir, 'x.json') };
+  fs.mkdirSync(paths.lease, { recursive: true });
+  const born = fs.statSync(paths.lease).birthtimeMs;
+  if (!born) return t.skip('this file system records no birth time');
+  // our own pid is alive, but it did not start at tick 1: the pid was reused
+  fs.writeFileSync(
+    paths.leaseOwner,
+    JSON.stringify({
+      pid: process.pid,
+      host: os.hostname(),
+      purpose: 'daemon',
+      wake_id: null,
+      acquired_at: new Date().toISOString(),
+      locked_ms: born,
+      boot_id: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+      pid_ns: fs.readlinkSync('/proc/self/ns/pid'),
+      pid_start: 1,
+    }),
+  );
+  const lease = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() });
+  await lease.release();
+});
