@@ -70,6 +70,8 @@ export interface WalkEntry {
 }
 
 const MAX_LINKS = 40;
+/** Entries `read` lists of one directory. */
+const MAX_LIST = 2000;
 /** Looks again at a step that changed under the walk (a racing rename) at most this often per open. */
 const MAX_RETRIES = 20;
 /** Directory depth a walk descends to (each level holds one descriptor open). */
@@ -264,12 +266,19 @@ export class VirtualFs {
     return h.virtual;
   }
 
-  /** Entries of an open directory, names with a trailing "/" for directories. */
-  list(dir: Opened): string[] {
-    return fs
-      .readdirSync(fdPath(dir.fd), { withFileTypes: true })
+  /**
+   * Entries of an open directory, names with a trailing "/" for directories,
+   * sorted; at most `max` of them (read one by one, so a directory of a
+   * million entries costs no more than `max`), and whether there were more.
+   */
+  list(dir: Opened, max = MAX_LIST): { names: string[]; more: boolean } {
+    const entries = readEntries(fdPath(dir.fd), max + 1);
+    const more = entries.length > max;
+    const names = entries
+      .slice(0, max)
       .map((d) => `${d.name}${d.isDirectory() || this.mountOf(P.join(dir.virtual, d.name))?.target === P.join(dir.virtual, d.name) ? '/' : ''}`)
       .sort();
+    return { names, more };
   }
 
   /**
@@ -287,7 +296,8 @@ export class VirtualFs {
     const descend = async (dirFd: number, virtual: string, rel: string, depth: number): Promise<boolean> => {
       let names: fs.Dirent[];
       try {
-        names = fs.readdirSync(fdPath(dirFd), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        // No more entries than the walk may still look at (+1, to know it stopped short).
+        names = readEntries(fdPath(dirFd), o.maxEntries - seen + 1).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       } catch {
         return true; // vanished or unreadable: skip it
       }
@@ -355,6 +365,18 @@ export class VirtualFs {
 
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Entries of a directory, read one at a time, at most `max` (readdirSync would load them all first). */
+function readEntries(dir: string, max: number): fs.Dirent[] {
+  const out: fs.Dirent[] = [];
+  const d = fs.opendirSync(dir, { bufferSize: 256 });
+  try {
+    for (let e = d.readSync(); e && out.length < max; e = d.readSync()) out.push(e);
+  } finally {
+    d.closeSync();
+  }
+  return out;
 }
 
 function split(p: string): string[] {

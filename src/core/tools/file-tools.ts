@@ -11,7 +11,7 @@ import picomatch from 'picomatch';
 import { EditInput, GlobInput, GrepInput, ReadInput, WriteInput } from '../schema/index.js';
 import { FileError, PathError, type Opened, type VirtualFs } from '../sandbox/virtual-fs.js';
 import { fileError } from '../sandbox/beneath.js';
-import { GrepSearch, GREP_TIMEOUT_MS } from './grep-worker.js';
+import { GrepSearch, GREP_TIMEOUT_MS, matchPathsOffThread } from './grep-worker.js';
 import { fail, ok, type Tool, type ToolContext, type ToolOutput } from './tool.js';
 
 const MAX_GLOB_RESULTS = 1000;
@@ -40,11 +40,38 @@ function isBinary(buf: Buffer): boolean {
   return buf.subarray(0, 8000).includes(0);
 }
 
+/**
+ * Reads at most `limit` bytes of an open file, from its start; null when it
+ * holds more. The size fstat saw at open is only a hint: the agent can grow
+ * the file between that and the read (or keep it empty, which makes
+ * readFileSync read to EOF however far that is), so the bound is on what is
+ * read, never on what was stat'ed.
+ */
+export function readAtMost(fd: number, limit: number, sizeHint: number): Buffer | null {
+  let buf = Buffer.allocUnsafe(Math.min(Math.max(sizeHint, 0), limit) + 1);
+  let n = 0;
+  for (;;) {
+    if (n === buf.length) {
+      if (n > limit) return null;
+      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, limit + 1));
+      buf.copy(bigger, 0, 0, n);
+      buf = bigger;
+    }
+    const got = fs.readSync(fd, buf, n, buf.length - n, n);
+    if (got === 0) break;
+    n += got;
+  }
+  return n > limit ? null : buf.subarray(0, n);
+}
+
 /** Reads a handle that must be a regular file (a FIFO or device is refused, never read). */
 function readHandle(h: Opened): Buffer {
   if (!h.stat.isFile()) throw new NotRegular(`${h.virtual} is not a regular file`);
-  if (h.stat.size > MAX_READ_BYTES) throw new NotRegular(`${h.virtual} is ${h.stat.size} bytes, more than the ${MAX_READ_BYTES} bytes read can take; use grep, or bash (head, tail, sed -n)`);
-  return fs.readFileSync(h.fd);
+  const tooBig = () => new NotRegular(`${h.virtual} is more than the ${MAX_READ_BYTES} bytes read can take; use grep, or bash (head, tail, sed -n)`);
+  if (h.stat.size > MAX_READ_BYTES) throw tooBig();
+  const buf = readAtMost(h.fd, MAX_READ_BYTES, h.stat.size);
+  if (!buf) throw tooBig();
+  return buf;
 }
 
 /** Replaces the content of an open regular file. */
@@ -79,8 +106,9 @@ export const readTool: Tool<typeof ReadInput> = {
       const h = ctx.vfs.open(input.file_path);
       try {
         if (h.stat.isDirectory()) {
-          const entries = ctx.vfs.list(h);
-          return ok(entries.length ? entries.join('\n') : '(empty directory)');
+          const { names, more } = ctx.vfs.list(h);
+          if (names.length === 0) return ok('(empty directory)');
+          return ok(names.join('\n') + (more ? `\n(more entries not shown; use glob or bash ls to look further)` : ''));
         }
         const buf = readHandle(h);
         if (isBinary(buf)) return ok(`(binary file, ${buf.length} bytes)`);
@@ -139,6 +167,27 @@ function searchRoot(ctx: ToolContext, p: string | undefined): Opened {
   return ctx.vfs.open(p ?? '/workspace');
 }
 
+/** Longest glob pattern, and most wildcards in one, that glob compiles. */
+const MAX_GLOB_PATTERN = 512;
+const MAX_GLOB_WILDCARDS = 24;
+
+/**
+ * Compiles a glob with picomatch, the matcher fast-glob uses (braces, `**`,
+ * classes), without extglobs: a deeply nested `!(...)` compiles to a regular
+ * expression that makes V8's compiler abort the whole process. Returns the
+ * RegExp, or why the pattern is refused.
+ */
+export function compileGlob(pattern: string): RegExp | string {
+  if (pattern.length > MAX_GLOB_PATTERN) return `pattern is ${pattern.length} characters; at most ${MAX_GLOB_PATTERN}`;
+  const wild = (pattern.match(/[*?[{]/g) ?? []).length;
+  if (wild > MAX_GLOB_WILDCARDS) return `pattern has ${wild} wildcards; at most ${MAX_GLOB_WILDCARDS}`;
+  try {
+    return picomatch.makeRe(pattern, { dot: true, noextglob: true });
+  } catch (e) {
+    return `pattern is not a valid glob: ${(e as Error).message}`;
+  }
+}
+
 export const globTool: Tool<typeof GlobInput> = {
   name: 'glob',
   description: 'Find files by a glob pattern (e.g. **/*.md), newest first.',
@@ -151,18 +200,25 @@ export const globTool: Tool<typeof GlobInput> = {
       const root = searchRoot(ctx, input.path);
       try {
         if (!root.stat.isDirectory()) return fail(`${root.virtual} is not a directory`);
-        // picomatch is the matcher fast-glob uses: the same glob syntax as before (braces, extglobs, **).
-        const match = picomatch(input.pattern, { dot: true });
-        const found: Array<{ virtual: string; mtimeMs: number }> = [];
+        const re = compileGlob(input.pattern);
+        if (typeof re === 'string') return fail(re);
+        const files: Array<{ rel: string; virtual: string; mtimeMs: number }> = [];
         const walked = await ctx.vfs.walk(
           root,
           (e) => {
-            if (match(e.rel)) found.push({ virtual: e.virtual, mtimeMs: e.stat.mtimeMs });
+            files.push({ rel: e.rel, virtual: e.virtual, mtimeMs: e.stat.mtimeMs });
             return true;
           },
           { signal: ctx.signal, maxEntries: MAX_WALK_ENTRIES },
         );
-        const sorted = found.sort((a, b) => b.mtimeMs - a.mtimeMs);
+        // The match runs off the event loop, with a deadline: see matchPathsOffThread.
+        const m = await matchPathsOffThread(
+          re,
+          files.map((f) => f.rel),
+          { timeoutMs: Math.min(ctx.shellTimeoutMs, GREP_TIMEOUT_MS), signal: ctx.signal },
+        );
+        if ('error' in m) return fail(m.error);
+        const sorted = m.matched.map((i) => files[i] as (typeof files)[number]).sort((a, b) => b.mtimeMs - a.mtimeMs);
         const list = sorted.slice(0, MAX_GLOB_RESULTS).map((e) => e.virtual);
         const notes = [
           sorted.length > MAX_GLOB_RESULTS ? `(${sorted.length - MAX_GLOB_RESULTS} more not shown)` : '',
@@ -200,7 +256,8 @@ export const grepTool: Tool<typeof GrepInput> = {
           stoppedAtBytes = true;
           return false;
         }
-        const buf = fs.readFileSync(fd);
+        const buf = readAtMost(fd, MAX_GREP_FILE_BYTES, st.size);
+        if (!buf) return true; // grew past the limit since it was looked at: skipped like any large file
         total += buf.length;
         if (!isBinary(buf)) search.add(virtual, buf.toString('utf8'));
         return !search.finished;

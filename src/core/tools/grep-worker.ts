@@ -85,3 +85,40 @@ export class GrepSearch {
     this.settle(r);
   }
 }
+
+// Tests each path against one regular expression; replies with the indices that match.
+const MATCH_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const re = new RegExp(workerData.source, workerData.flags);
+const hits = [];
+workerData.paths.forEach((p, i) => { if (re.test(p)) hits.push(i); });
+parentPort.postMessage(hits);
+`;
+
+/**
+ * Matches `paths` against a compiled glob (its RegExp source and flags) in a
+ * worker with a deadline: a glob the model chooses compiles to a regular
+ * expression that can backtrack for minutes on a long file name, which must
+ * not stall the daemon's event loop. Resolves with the matching indices.
+ */
+export function matchPathsOffThread(re: RegExp, paths: readonly string[], o: { timeoutMs: number; signal: AbortSignal }): Promise<{ matched: number[] } | { error: string }> {
+  return new Promise((resolve) => {
+    const w = new Worker(MATCH_SOURCE, { eval: true, workerData: { source: re.source, flags: re.flags, paths } });
+    let done = false;
+    const finish = (r: { matched: number[] } | { error: string }) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      o.signal.removeEventListener('abort', onAbort);
+      void w.terminate();
+      resolve(r);
+    };
+    const timer = setTimeout(() => finish({ error: `glob stopped after ${o.timeoutMs} ms (a pattern with many wildcards backtracks badly on long names); use fewer * or narrow path` }), o.timeoutMs);
+    const onAbort = () => finish({ error: 'glob was interrupted' });
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    if (o.signal.aborted) onAbort();
+    w.on('message', (m: number[]) => finish({ matched: m }));
+    w.on('error', (e) => finish({ error: `glob failed: ${e.message}` }));
+    w.on('exit', () => finish({ error: 'glob stopped unexpectedly' }));
+  });
+}
