@@ -31,6 +31,8 @@ export interface CliContext {
   stdin: Readable;
   /** Aborted on SIGINT/SIGTERM for long-running commands (events --follow, daemon). */
   signal: AbortSignal;
+  /** The directory the command was run from (relative paths in arguments are resolved against it). */
+  cwd: string;
 }
 
 export interface CommandInput {

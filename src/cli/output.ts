@@ -2,18 +2,45 @@
  * Terminal output. Results go to stdout (JSON with --json); errors are one
  * line on stderr (`{"error":{"code","message"}}` with --json). Everything
  * printed passes through the redactor of the session at hand, when one is set.
+ * Colour is decided once per stream (src/cli/terminal.ts): off unless that
+ * stream is a TTY, NO_COLOR is unset and the output is not --json.
  */
 import type { Writable } from 'node:stream';
 import { Redactor } from '../core/redact.js';
+import { DEFAULT_COLUMNS, STATUS_COLOUR, paint, type Colour } from './terminal.js';
+
+export interface OutputOptions {
+  /** Whether stdout and stderr may carry colour. */
+  color?: { out: boolean; err: boolean };
+  /** How wide a line on stdout may be (display columns). */
+  columns?: number;
+}
 
 export class Output {
   redactor: Redactor = Redactor.none;
+  readonly color: { out: boolean; err: boolean };
+  readonly columns: number;
 
   constructor(
     private readonly stdout: Writable,
     private readonly stderr: Writable,
     readonly json: boolean,
-  ) {}
+    o: OutputOptions = {},
+  ) {
+    this.color = json ? { out: false, err: false } : (o.color ?? { out: false, err: false });
+    this.columns = o.columns ?? DEFAULT_COLUMNS;
+  }
+
+  /** `text` in `colour` when stdout takes colour. */
+  paint(colour: Colour, text: string): string {
+    return paint(this.color.out, colour, text);
+  }
+
+  /** A session status word, coloured when stdout takes colour. */
+  status(word: string): string {
+    const c = STATUS_COLOUR[word];
+    return c ? this.paint(c, word) : word;
+  }
 
   /** A line of text (ignored under --json). */
   line(text = ''): void {
@@ -41,20 +68,14 @@ export class Output {
     if (!this.json) this.stderr.write(`${this.redactor.text(text)}\n`);
   }
 
+  /** A warning on stderr: something the user should know, though the command did what was asked. */
+  warn(text: string): void {
+    if (!this.json) this.stderr.write(`${paint(this.color.err, 'yellow', 'openboa: note:')} ${this.redactor.text(text).replace(/\s*\n\s*/g, ' ')}\n`);
+  }
+
   error(code: string, message: string): void {
     const one = this.redactor.text(message).replace(/\s*\n\s*/g, ' ');
     if (this.json) this.stderr.write(`${JSON.stringify({ error: { code, message: one } })}\n`);
-    else this.stderr.write(`openboa: ${one}\n`);
+    else this.stderr.write(`${paint(this.color.err, 'red', 'openboa:')} ${one}\n`);
   }
-}
-
-/** Formats rows as aligned columns. */
-export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const fmt = (r: string[]) =>
-    r
-      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [fmt(headers), ...rows.map(fmt)].join('\n');
 }

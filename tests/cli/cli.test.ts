@@ -79,7 +79,10 @@ test('events shows normalised lines, pending state, bad lines; --limit and --jso
   fs.appendFileSync(f, '{"type":"user.message","content":"by hand"}\n{oops\n');
   const r = await cli(['events', id], { home: root });
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /2 .*user\.message\s+sevt_line_2\s+by hand \(pending\)/);
+  // The compact view leaves event ids out (they are in --full and --json), so the text fits the width.
+  assert.match(r.stdout, /2 .*user\.message\s+by hand \(pending\)/);
+  const full = await cli(['events', id, '--full'], { home: root });
+  assert.match(full.stdout, /2 .*user\.message\s+sevt_line_2\s+by hand \(pending\)/);
   assert.match(r.stdout, /3\s+INVALID\s+events\.jsonl line 3: not valid JSON/);
   const last = await cli(['events', id, '--limit', '1', '--json'], { home: root });
   const rows = last.stdout.trim().split('\n').map((l) => JSON.parse(l));
@@ -162,7 +165,7 @@ test('exit codes: unknown session 3, unknown agent 3, missing argument 2, bad --
     [['schedule', id, '--at', 'tomorrow'], 2, /--at "tomorrow" is not an ISO time/],
     [['schedule', id], 2, /exactly one of --in/],
     [['events', id, '--limit', 'x'], 2, /--limit "x" is not a whole number/],
-    [['status', id, '--bogus'], 2, /Unknown option '--bogus'/],
+    [['status', id, '--bogus'], 2, /unknown option "--bogus" for status/],
     [['frobnicate'], 2, /unknown command "frobnicate"/],
   ];
   for (const [args, code, re] of cases) {

@@ -1,19 +1,98 @@
 import chokidar from 'chokidar';
 import { describeEvent, viewEvents, type EventView } from '../../core/event-view.js';
-import { UsageError, type CliContext, type CommandSpec } from '../command.js';
+import type { SessionEvent } from '../../core/schema/index.js';
+import type { CliContext, CommandSpec } from '../command.js';
+import { wholeNumberFlag } from '../flags.js';
 import { redactFor } from '../session-redactor.js';
 
-function print(ctx: CliContext, v: EventView) {
-  if ('invalid' in v) {
-    ctx.out.result(v, `${String(v.line).padStart(5)}  ${'INVALID'.padEnd(24)}  ${v.invalid.message}`);
-    return;
+/** Where the text of a line starts under --full: under the event's type, so a long message reads as a block. */
+const INDENT = ' '.repeat(7);
+
+function textOf(blocks: ReadonlyArray<{ type: string; text?: string }> | undefined): string {
+  return (blocks ?? []).map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`)).join('\n');
+}
+
+/** The whole text an event carries, for --full; describeEvent's short form for events that carry none. */
+function fullText(e: SessionEvent): string {
+  switch (e.type) {
+    case 'user.message':
+    case 'agent.message':
+      return textOf(e.content);
+    case 'agent.tool_result':
+      return `${e.is_error ? 'error: ' : ''}${textOf(e.content)}`;
+    case 'user.custom_tool_result':
+      return `${e.custom_tool_use_id}${e.is_error ? ' (error)' : ''}: ${textOf(e.content)}`;
+    case 'agent.tool_use':
+    case 'agent.custom_tool_use':
+      return `${e.name} ${JSON.stringify(e.input, null, 2)}`;
+    case 'user.interrupt':
+      return e.reason ?? '';
+    case 'user.tool_confirmation':
+      return `${e.result} ${e.tool_use_id}${e.deny_message ? `: ${e.deny_message}` : ''}`;
+    case 'user.define_outcome':
+      return e.description;
+    case 'session.error':
+      return `${e.error.type}${e.error.code ? `/${e.error.code}` : ''} (${e.error.retry_status.type}): ${e.error.message}`;
+    case 'session.status_terminated':
+      return e.reason;
+    case 'session.status_rescheduled':
+      return `${e.reason}; retry at ${e.retry_at}`;
+    case 'span.outcome_evaluation_end':
+      return `${e.result}: ${e.explanation}`;
+    default:
+      return describeEvent(e);
   }
-  const e = v.event;
-  const pending = e.type.startsWith('user.') && v.event.processed_at === null ? ' (pending)' : '';
-  ctx.out.result(
-    v,
-    `${String(v.line).padStart(5)}  ${e.created_at}  ${e.type.padEnd(26)}  ${e.id}  ${describeEvent(e)}${pending}${v.error ? `  [rejected: ${v.error}]` : ''}`,
-  );
+}
+
+type Clip = (text: string, width: number) => string;
+
+/** Types longer than this push their text right; most fit. */
+const TYPE_WIDTH = 24;
+
+/** `2026-11-21T10:00:03.104Z` as `11-21 10:00:03Z`: the compact view's time (UTC, like the log). */
+const shortTime = (iso: string) => `${iso.slice(5, 10)} ${iso.slice(11, 19)}Z`;
+
+/**
+ * Whether a person answers this event by its id (`openboa confirm` /
+ * `tool-result`): the compact view keeps those ids, in front of the text,
+ * where the clip cannot reach them.
+ */
+const answeredById = (e: SessionEvent) => e.type === 'agent.custom_tool_use' || (e.type === 'agent.tool_use' && e.evaluated_permission === 'ask');
+
+/**
+ * One event as text.
+ *
+ * The default view is compact, one line per event clipped to the terminal's
+ * width: line number, time, type, a short description (event ids only on
+ * the tool uses a person answers). --full is the whole record: the full
+ * timestamp, every event id, and each event's whole text, its later lines
+ * indented under the first.
+ */
+function render(ctx: CliContext, v: EventView, full: boolean, clip: Clip): string {
+  const line = String(v.line).padStart(5);
+  if (full) {
+    const text =
+      'invalid' in v
+        ? `${line}  ${'INVALID'.padEnd(24)}  ${v.invalid.message}`
+        : `${line}  ${v.event.created_at}  ${v.event.type.padEnd(26)}  ${v.event.id}  ${fullText(v.event)}${suffix(v)}`;
+    return text.replace(/\r?\n/g, `\n${INDENT}`).trimEnd();
+  }
+  const text =
+    'invalid' in v
+      ? `${line}  ${'INVALID'.padEnd(15)}  ${v.invalid.message}`
+      : `${line}  ${shortTime(v.event.created_at)}  ${v.event.type.padEnd(TYPE_WIDTH)}  ${answeredById(v.event) ? `${v.event.id} ` : ''}${describeEvent(v.event)}${suffix(v)}`;
+  // Redact before clipping, so a secret cut in half is still hidden.
+  return clip(ctx.out.redactor.text(text.replace(/\s*\n\s*/g, ' ').trimEnd()), ctx.out.columns);
+}
+
+/** What the log says about the event beyond its payload: not taken in yet, or rejected. */
+function suffix(v: Extract<EventView, { event: unknown }>): string {
+  const pending = v.event.type.startsWith('user.') && v.event.processed_at === null ? ' (pending)' : '';
+  return `${pending}${v.error ? `  [rejected: ${v.error}]` : ''}`;
+}
+
+function print(ctx: CliContext, v: EventView, full: boolean, clip: Clip) {
+  ctx.out.result(v, () => render(ctx, v, full, clip));
 }
 
 export const events: CommandSpec = {
@@ -23,26 +102,25 @@ export const events: CommandSpec = {
   options: {
     follow: { type: 'boolean', short: 'f', description: 'keep printing lines as they are appended (until Ctrl-C)' },
     limit: { type: 'string', value: 'N', description: 'only the last N lines' },
+    full: { type: 'boolean', description: 'print every message whole (the default view clips each line to the terminal width)' },
   },
   async run(ctx, { args, flags }) {
     const id = args.id as string;
-    let limit = Infinity;
-    if (flags.limit !== undefined) {
-      limit = Number(flags.limit);
-      if (!Number.isInteger(limit) || limit < 0) throw new UsageError(`--limit "${String(flags.limit)}" is not a whole number`);
-    }
+    const limit = wholeNumberFlag(flags, 'limit', { example: 20 }) ?? Infinity;
+    const full = flags.full === true;
+    const clip: Clip = ctx.json || full ? (t) => t : (await import('../width.js')).clipToWidth;
     const p = ctx.store.require(id);
     redactFor(ctx, id);
     const first = ctx.store.readEvents(id);
     const all = viewEvents(first.lines);
-    for (const v of limit === Infinity ? all : all.slice(Math.max(0, all.length - limit))) print(ctx, v);
+    for (const v of limit === Infinity ? all : all.slice(Math.max(0, all.length - limit))) print(ctx, v, full, clip);
     if (flags.follow !== true) return;
 
     let cursor = first.cursor;
     const drain = () => {
       const r = ctx.store.readEvents(id, cursor);
       cursor = r.cursor;
-      for (const v of viewEvents(r.lines)) print(ctx, v);
+      for (const v of viewEvents(r.lines)) print(ctx, v, full, clip);
     };
     // The watcher is a hint; a slow poll catches what it misses.
     const watcher = chokidar.watch(p.events, { ignoreInitial: true, persistent: true });

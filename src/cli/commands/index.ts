@@ -14,5 +14,26 @@ import { confirm } from './confirm.js';
 import { toolResult } from './tool-result.js';
 import { interrupt } from './interrupt.js';
 import { sessionUpdate } from './session-update.js';
+import { agents } from './agents.js';
+import { init } from './init.js';
+import { doctor } from './doctor.js';
 
-export const COMMANDS: CommandSpec[] = [start, daemonCommand, wakeCommand, sessionCreate, sessionUpdate, sessions, status, send, events, confirm, toolResult, interrupt, schedule, wakes];
+export const COMMANDS: CommandSpec[] = [
+  init,
+  doctor,
+  start,
+  daemonCommand,
+  wakeCommand,
+  agents,
+  sessionCreate,
+  sessionUpdate,
+  sessions,
+  status,
+  send,
+  events,
+  confirm,
+  toolResult,
+  interrupt,
+  schedule,
+  wakes,
+];

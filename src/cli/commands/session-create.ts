@@ -1,11 +1,30 @@
+import { listAgents } from '../../core/definitions.js';
+import { OpenboaError, notFound } from '../../core/errors.js';
 import { createSession } from '../../core/session-ops.js';
-import { UsageError, type CommandSpec } from '../command.js';
+import { UsageError, type CliContext, type CommandSpec } from '../command.js';
+import { listEnvironments } from '../definitions-list.js';
+
+/**
+ * A missing agent or environment is not_found (exit 3, as for a session id
+ * that does not exist: the name is well formed, the thing is not there); the
+ * message names the ones this home has, so the next try can be right.
+ */
+function withChoices(ctx: CliContext, e: unknown): unknown {
+  if (!OpenboaError.is(e) || e.code !== 'not_found') return e;
+  const [kind, list, hint] = /^agent "/.test(e.message)
+    ? ['agents', listAgents(ctx.home), 'openboa init creates the bundled ones']
+    : /^environment "/.test(e.message)
+      ? ['environments', listEnvironments(ctx.home), 'add environments/<E>.yaml']
+      : [null, [], ''];
+  if (!kind) return e;
+  return notFound(`${e.message}; ${list.length ? `${kind} in this home: ${list.join(', ')}` : `this home (${ctx.home.root}) has no ${kind}: ${hint}`} (openboa agents lists them)`);
+}
 
 export const sessionCreate: CommandSpec = {
   path: ['session', 'create'],
   summary: 'create a session and print its id',
   options: {
-    agent: { type: 'string', value: 'A', description: 'the agent (agents/<A>/agent.yaml); required' },
+    agent: { type: 'string', value: 'A', description: 'the agent (agents/<A>/agent.yaml); required; openboa agents lists them' },
     env: { type: 'string', value: 'E', description: "the environment (environments/<E>.yaml); default: the agent's" },
     title: { type: 'string', value: 'T', description: 'a title for people' },
   },
@@ -14,11 +33,16 @@ export const sessionCreate: CommandSpec = {
     if (typeof agent !== 'string' || agent === '') {
       throw new UsageError('missing --agent A (usage: openboa session create --agent A [--env E] [--title T])');
     }
-    const snap = createSession(ctx.store, {
-      agent,
-      env: typeof flags.env === 'string' ? flags.env : undefined,
-      title: typeof flags.title === 'string' ? flags.title : undefined,
-    });
+    let snap;
+    try {
+      snap = createSession(ctx.store, {
+        agent,
+        env: typeof flags.env === 'string' ? flags.env : undefined,
+        title: typeof flags.title === 'string' ? flags.title : undefined,
+      });
+    } catch (e) {
+      throw withChoices(ctx, e);
+    }
     ctx.out.result({ id: snap.id, agent_id: snap.agent_id, environment_id: snap.environment_id, title: snap.title, status: snap.status }, snap.id);
   },
 };

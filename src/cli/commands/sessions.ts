@@ -1,15 +1,27 @@
 import { nextWakeAt, openActions } from '../../core/store/fold.js';
 import type { CommandSpec } from '../command.js';
-import { table } from '../output.js';
+import { choiceFlag, wholeNumberFlag } from '../flags.js';
+
+const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'] as const;
 
 export const sessions: CommandSpec = {
   path: ['sessions'],
-  summary: 'list sessions with status, stop reason and next due wake',
-  async run(ctx) {
-    const rows = ctx.store.listIds().map((id) => {
+  summary: 'list sessions, newest first, with status, stop reason and next due wake',
+  options: {
+    status: { type: 'string', value: 'S', description: `only sessions in this status: ${STATUSES.join(', ')}` },
+    limit: { type: 'string', value: 'N', description: 'at most N sessions (the newest)' },
+  },
+  async run(ctx, { flags }) {
+    const status = choiceFlag(flags, 'status', STATUSES);
+    const limit = wholeNumberFlag(flags, 'limit', { min: 1, example: 20 }) ?? Infinity;
+    const rows = [];
+    // Session ids are UUIDv7: sorted descending, the newest come first.
+    for (const id of ctx.store.listIds().reverse()) {
+      if (rows.length >= limit) break;
+      let row;
       try {
         const s = ctx.store.snapshot(id);
-        return {
+        row = {
           id,
           agent_id: s.agent_id,
           title: s.title,
@@ -21,24 +33,28 @@ export const sessions: CommandSpec = {
           updated_at: s.updated_at,
         };
       } catch (e) {
-        return { id, error: (e as Error).message };
+        row = { id, error: (e as Error).message };
       }
-    });
+      // An unreadable session has no status: it is listed only when no status is asked for.
+      if (status !== undefined && (!('status' in row) || row.status !== status)) continue;
+      rows.push(row);
+    }
     if (ctx.json) {
       for (const r of rows) ctx.out.data(r);
       return;
     }
     if (rows.length === 0) {
-      ctx.out.line(`no sessions in ${ctx.home.sessionsDir}`);
+      ctx.out.line(status === undefined ? `no sessions in ${ctx.home.sessionsDir}` : `no ${status} sessions in ${ctx.home.sessionsDir}`);
       return;
     }
+    const { table } = await import('../width.js');
     ctx.out.line(
       table(
         ['ID', 'AGENT', 'STATUS', 'STOP', 'PENDING', 'NEXT WAKE', 'TITLE'],
         rows.map((r) =>
           'error' in r
-            ? [r.id, '?', 'unreadable', '', '', '', r.error ?? '']
-            : [r.id, r.agent_id, r.status, r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', r.title ?? ''],
+            ? [r.id, '?', ctx.out.status('unreadable'), '', '', '', r.error ?? '']
+            : [r.id, r.agent_id, ctx.out.status(r.status), r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', r.title ?? ''],
         ),
       ),
     );

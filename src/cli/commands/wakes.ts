@@ -1,6 +1,5 @@
 import { viewWakes } from '../../core/wake-view.js';
 import type { CommandSpec } from '../command.js';
-import { table } from '../output.js';
 
 export const wakes: CommandSpec = {
   path: ['wakes'],
@@ -14,6 +13,7 @@ export const wakes: CommandSpec = {
       for (const i of invalid) ctx.out.data({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } });
       return;
     }
+    const { table } = await import('../width.js');
     if (list.length === 0) ctx.out.line('no wakes');
     else
       ctx.out.line(

@@ -1,0 +1,66 @@
+/**
+ * Values of command-line flags, checked up front with our own one-line
+ * message: the flag, what it got, what was expected (exit 2 through
+ * UsageError). Never Node's wording, never a stack.
+ */
+import parseDurationText from 'parse-duration';
+import { UsageError } from './command.js';
+
+type Flags = Record<string, string | boolean | undefined>;
+
+const WHOLE = /^\d+$/;
+
+/**
+ * The flag as a whole number >= min (undefined when not given). Only plain
+ * digits count: "", "1e3", "0x10", "+5" and "5.0" are refused rather than
+ * read the way Number() would.
+ */
+export function wholeNumberFlag(flags: Flags, name: string, o: { min?: number; max?: number; example?: number } = {}): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  const min = o.min ?? 0;
+  const expected = `expected a whole number${min > 0 ? ` >= ${min}` : ''}${o.max !== undefined ? ` and <= ${o.max}` : ''}, e.g. --${name} ${o.example ?? Math.max(min, 10)}`;
+  if (typeof raw !== 'string' || !WHOLE.test(raw)) throw new UsageError(`--${name} "${String(raw)}" is not a whole number (${expected})`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min || (o.max !== undefined && n > o.max)) throw new UsageError(`--${name} ${raw} is out of range (${expected})`);
+  return n;
+}
+
+/** One of `choices` (undefined when not given); the message lists them. */
+export function choiceFlag<T extends string>(flags: Flags, name: string, choices: readonly T[]): T | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw === 'string' && (choices as readonly string[]).includes(raw)) return raw as T;
+  throw new UsageError(`--${name} "${String(raw)}" is not one of ${choices.join(', ')}`);
+}
+
+/** One or more `<number><unit>` groups, with optional spaces: 90s, 10m, 1h30m, "1h 30m", 2d, 1.5h. */
+const DURATION_SHAPE = /^(?:\d+(?:\.\d+)?\s*[a-zµ]+\s*)+$/i;
+const GROUP = /\d+(?:\.\d+)?\s*[a-zµ]+/gi;
+const EXPECTED_DURATION = 'expected a duration such as 90s, 10m, 1h30m or 2d';
+
+/**
+ * Milliseconds of a duration like 90s, 10m, 1h30m, 2d; a bare number is
+ * seconds. Units are parse-duration's (s, sec, m, min, h, hr, d, day, w,
+ * week, ... and plurals); the shape is checked here first, because
+ * parse-duration on its own skips words it does not know ("in 10m please" is
+ * 10 minutes there, and "5" is 5 ms), and a flag should say no instead.
+ * Returns null when the text is not such a duration.
+ */
+export function parseDuration(text: string): number | null {
+  const t = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
+  if (!DURATION_SHAPE.test(t)) return null;
+  for (const group of t.match(GROUP) ?? []) if (parseDurationText(group) === null) return null; // an unknown unit
+  const ms = parseDurationText(t);
+  return ms === null || !Number.isFinite(ms) ? null : Math.round(ms);
+}
+
+/** The flag as a duration in milliseconds (undefined when not given). How long is too long is the caller's to say. */
+export function durationFlag(flags: Flags, name: string): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  const ms = typeof raw === 'string' ? parseDuration(raw) : null;
+  if (ms === null) throw new UsageError(`--${name} "${String(raw)}" is not a duration (${EXPECTED_DURATION})`);
+  return ms;
+}

@@ -1,0 +1,126 @@
+/**
+ * A home anywhere: `openboa init [dir]` makes a working home from the
+ * package's own bundled agents and environment, never overwriting a file;
+ * `openboa doctor` says whether sessions can run there (issue 11, item 9).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { cli } from '../helpers/cli.js';
+import { REPO, tempHome } from '../helpers/home.js';
+import { lockHome } from '../../src/daemon/home-lock.js';
+import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
+import { Home } from '../../src/core/home.js';
+
+const BUNDLED = ['agents/demo/agent.yaml', 'agents/demo/AGENTS.md', 'agents/demo/script.yaml', 'agents/demo/skills/notes/SKILL.md', 'agents/claude/agent.yaml', 'environments/local.yaml'];
+
+function tempDir(t: { after(fn: () => void): void }): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-init-'));
+  t.after(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+test('init [dir] creates a working home from the package, outside the repository, and says what it created', async (t) => {
+  const parent = tempDir(t);
+  // Run from a folder that is not the package: the files come from the installed package, not the cwd.
+  const r = await cli(['init', 'my-home'], { cwd: parent });
+  assert.equal(r.code, 0, r.stderr);
+  const home = path.join(parent, 'my-home');
+  assert.match(r.stdout, new RegExp(`^created a home in ${home}:\\n`));
+  for (const f of BUNDLED) {
+    assert.equal(fs.readFileSync(path.join(home, f), 'utf8'), fs.readFileSync(path.join(REPO, f), 'utf8'), f);
+    assert.ok(r.stdout.includes(`  ${f}\n`), `lists ${f}`);
+  }
+  assert.ok(fs.statSync(path.join(home, 'sessions')).isDirectory());
+  assert.match(r.stdout, /\n {2}cd my-home\n/);
+
+  // The new home works: a demo session runs there.
+  const id = (await cli(['session', 'create', '--agent', 'demo'], { home })).stdout.trim();
+  await cli(['send', id, 'hello'], { home });
+  const run = await cli(['wake', id], { home, env: { ANTHROPIC_API_KEY: '' } });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /idle, end_turn/);
+});
+
+test('init never overwrites: existing files are kept and listed; a second run creates nothing', async (t) => {
+  const h = tempHome(t, { bundled: false });
+  h.write('agents/demo/agent.yaml', '# mine\nprovider: scripted\nscript: script.yaml\n');
+  const r = await cli(['init', '--json'], { home: h.root });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.home, h.root);
+  assert.deepEqual(out.kept, ['agents/demo/agent.yaml', 'sessions/']);
+  assert.deepEqual(out.created, BUNDLED.filter((f) => f !== 'agents/demo/agent.yaml'));
+  assert.equal(fs.readFileSync(path.join(h.root, 'agents/demo/agent.yaml'), 'utf8'), '# mine\nprovider: scripted\nscript: script.yaml\n');
+  const again = await cli(['init'], { home: h.root });
+  assert.equal(again.code, 0);
+  assert.match(again.stdout, /is already a home; nothing to create/);
+  const file = h.write('not-a-dir', 'x');
+  const bad = await cli(['init', file], { home: h.root });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /is a file, not a folder/);
+});
+
+/** A home whose only agent runs offline and whose environment needs no sandbox: usable anywhere. */
+function offlineHome(t: Parameters<typeof tempHome>[0]) {
+  const h = tempHome(t);
+  fs.rmSync(path.join(h.root, 'agents', 'claude'), { recursive: true });
+  h.write('environments/local.yaml', 'sandbox: process\nnetwork: host\n');
+  return h;
+}
+
+type Doctor = { home: string; ok: boolean; checks: Array<{ name: string; status: string; message: string }> };
+const check = (d: Doctor, name: string) => d.checks.find((c) => c.name === name)!;
+
+test('doctor: exit 0 and ok when every check passes; it names the sandbox, the home, the key and the daemon', async (t) => {
+  const h = offlineHome(t);
+  const r = await cli(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: '' } });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const d = JSON.parse(r.stdout) as Doctor;
+  assert.equal(d.ok, true);
+  assert.deepEqual(d.checks.map((c) => c.name), ['home', 'definitions', 'sandbox', 'model key', 'daemon']);
+  assert.equal(check(d, 'home').status, 'ok');
+  assert.match(check(d, 'home').message, /is writable/);
+  assert.match(check(d, 'model key').message, /no agent here needs one \(demo runs offline\)/);
+  const bwrap = probeCapabilities().bwrap;
+  assert.equal(check(d, 'sandbox').status, bwrap ? 'ok' : 'warn');
+  assert.match(check(d, 'sandbox').message, bwrap ? /^bubblewrap works here/ : /^bubblewrap does not work here/);
+  assert.equal(check(d, 'daemon').status, 'info');
+  assert.match(check(d, 'daemon').message, /no daemon is running on this home/);
+
+  const lock = await lockHome(new Home(h.root), new Date().toISOString());
+  t.after(() => lock.release());
+  const text = await cli(['doctor'], { home: h.root });
+  assert.equal(text.code, 0);
+  assert.match(text.stdout, new RegExp(`^openboa doctor: home ${h.root}\\n`));
+  assert.match(text.stdout, new RegExp(`\\n {2}ok {4}daemon {7}a daemon is running on this home \\(pid ${process.pid}`));
+  assert.match(text.stdout, /\nready: sessions can run here\n$/);
+});
+
+test('doctor: exit 1 naming what fails: no model key for an anthropic agent, a broken definition, a missing home', async (t) => {
+  const h = tempHome(t);
+  const noKey = await cli(['doctor'], { home: h.root, env: { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' } });
+  assert.equal(noKey.code, 1, noKey.stdout);
+  assert.match(noKey.stdout, /\n {2}fail {2}model key {4}ANTHROPIC_API_KEY is not set: claude cannot run \(set it where the daemon runs\); demo runs offline\n/);
+  assert.match(noKey.stdout, /\nnot ready: model key failed\n$/);
+  const withKey = JSON.parse((await cli(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'sk-test-not-printed' } })).stdout) as Doctor;
+  assert.equal(check(withKey, 'model key').status, 'ok');
+  assert.match(check(withKey, 'model key').message, /^ANTHROPIC_API_KEY is set for claude/);
+  assert.ok(!JSON.stringify(withKey).includes('sk-test-not-printed'), 'the key itself is never printed');
+
+  h.write('agents/broken/agent.yaml', 'limits: 12\n');
+  const broken = await cli(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'k' } });
+  assert.equal(broken.code, 1);
+  const b = JSON.parse(broken.stdout) as Doctor;
+  assert.equal(b.ok, false);
+  assert.equal(check(b, 'definitions').status, 'fail');
+  assert.match(check(b, 'definitions').message, /1 do not load: agents\/broken\/agent\.yaml:1: limits: /);
+
+  const missing = path.join(h.root, 'nowhere');
+  const gone = await cli(['doctor', '--json'], { home: missing, cwd: h.root });
+  assert.equal(gone.code, 1);
+  const g = JSON.parse(gone.stdout) as Doctor;
+  assert.match(check(g, 'home').message, /does not exist \(openboa init .* creates a home there\)/);
+});

@@ -1,0 +1,34 @@
+/** Display-column arithmetic for clipped lines and tables (src/cli/width.ts) and the duration grammar (src/cli/flags.ts). */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { clipToWidth, table, widthOf } from '../../src/cli/width.js';
+import { parseDuration } from '../../src/cli/flags.js';
+
+test('clipToWidth counts display columns and never halves a wide character or an emoji', () => {
+  assert.equal(clipToWidth('hello', 5), 'hello');
+  assert.equal(clipToWidth('hello world', 6), 'hello…');
+  assert.equal(clipToWidth('漢字漢字', 5), '漢字…');
+  assert.equal(widthOf(clipToWidth('漢字漢字', 4)), 3, 'a two-column character that would cross the edge is left out');
+  assert.equal(clipToWidth('👩‍👩‍👧 family', 3), '👩‍👩‍👧…');
+  assert.equal(clipToWidth('anything', 0), '');
+});
+
+test('table pads by display width, so wide characters and colour codes keep the columns straight', () => {
+  const t = table(['A', 'B'], [['漢字', 'x'], ['\u001b[32mok\u001b[39m', 'y'], ['abcd', 'z']]);
+  const lines = t.split('\n');
+  assert.deepEqual(lines.map((l) => widthOf(l)), [7, 7, 7, 7]);
+  assert.equal(lines[1], '漢字  x');
+});
+
+test('parseDuration: compound durations with units; bare numbers are seconds; noise, signs and unknown units are refused', () => {
+  assert.equal(parseDuration('1h30m'), 5_400_000);
+  assert.equal(parseDuration('1h 30m'), 5_400_000);
+  assert.equal(parseDuration('90s'), 90_000);
+  assert.equal(parseDuration('2d'), 172_800_000);
+  assert.equal(parseDuration('1.5h'), 5_400_000);
+  assert.equal(parseDuration('2 weeks'), 1_209_600_000);
+  assert.equal(parseDuration('250ms'), 250);
+  assert.equal(parseDuration('45'), 45_000);
+  assert.equal(parseDuration('0s'), 0);
+  for (const bad of ['', 'soon', '10m please', 'in 10m', '-5m', '1h30', '3 fortnights', '1e3s', 'm10']) assert.equal(parseDuration(bad), null, bad);
+});
