@@ -59,9 +59,11 @@ export function manySessions(b: BenchHome, n: number): string[] {
 /**
  * The lines of a long-lived conversation: each turn is a message, the run
  * that takes it in, a model call with a tool round trip, a reply and the idle
- * record (10 lines). Returns `count` lines.
+ * record (10 lines). Returns `count` lines. `prove` gives each run's proof
+ * (the session's run key: SessionStore.runKey and runProof), as the runtime
+ * stamps it.
  */
-export function conversationLines(count: number): string[] {
+export function conversationLines(count: number, prove: (runId: string) => string): string[] {
   const ts = new Date().toISOString();
   const usage = { input_tokens: 900, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const out: string[] = [];
@@ -70,7 +72,7 @@ export function conversationLines(count: number): string[] {
     const wake = `wrun_${(k + 1).toString(16).padStart(32, '0')}`;
     const turn = [
       { id: `sevt_u${k}`, type: 'user.message', created_at: ts, content: [{ type: 'text', text: `message ${k}: please look at the notes and tell me what changed since yesterday` }] },
-      { id: `sevt_r${k}`, type: 'session.status_running', created_at: ts, wake_id: wake, trigger: 'event', processed_event_ids: [`sevt_u${k}`] },
+      { id: `sevt_r${k}`, type: 'session.status_running', created_at: ts, wake_id: wake, trigger: 'event', processed_event_ids: [`sevt_u${k}`], proof: prove(wake) },
       { id: `sevt_s${k}`, type: 'span.model_request_start', created_at: ts, wake_id: wake },
       { id: `sevt_t${k}`, type: 'agent.tool_use', created_at: ts, wake_id: wake, name: 'read', input: { file_path: '/workspace/notes.md' }, model_tool_use_id: `toolu_${k}`, evaluated_permission: 'allow' },
       { id: `sevt_e${k}`, type: 'span.model_request_end', created_at: ts, wake_id: wake, model_request_start_id: `sevt_s${k}`, is_error: false, model_usage: usage },

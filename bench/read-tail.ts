@@ -14,11 +14,12 @@ import { Home } from '../src/core/home.js';
 import { systemDeps } from '../src/core/deps.js';
 import { median, percentile, round, timeSync } from './stats.js';
 import { conversationLines } from './fixtures.js';
+import { runProof } from '../src/core/store/run-key.js';
 
 function fillSession(store: SessionStore, lines: number): { id: string; cursorBeforeTail: ReturnType<typeof readLines>['cursor']; snapshotText: string } {
   const s = store.create({ agentId: 'demo', environmentId: 'local' });
   const p = store.paths(s.id);
-  const batch = conversationLines(lines - 1);
+  const batch = conversationLines(lines - 1, (w) => runProof(store.runKey(s.id), s.id, w));
   // leave the last 10 for the timed part
   const tail = batch.length >= 10 ? batch.splice(batch.length - 10) : [];
   appendLines(p.events, batch);

@@ -11,14 +11,16 @@ import { wake } from '../src/core/run/wake.js';
 import { sendMessage } from '../src/core/session-ops.js';
 import { systemDeps } from '../src/core/deps.js';
 import { benchHome, conversationLines } from './fixtures.js';
+import { runProof } from '../src/core/store/run-key.js';
 import { median, round } from './stats.js';
 
 function fillLongSession(b: ReturnType<typeof benchHome>, id: string, events: number) {
   const p = b.store.paths(id);
-  const lines = conversationLines(events - 1);
+  const lines = conversationLines(events - 1, (w) => runProof(b.store.runKey(id), id, w));
   for (let i = 0; i < lines.length; i += 5000) appendLines(p.events, lines.slice(i, i + 5000));
   // close a possibly half-written turn, as a finished run would have
-  appendLines(p.events, [JSON.stringify({ id: 'sevt_fill_end', type: 'session.status_idle', created_at: new Date().toISOString(), wake_id: 'wrun_fill', stop_reason: { type: 'end_turn' }, stop_details: null })]);
+  const lastRun = [...lines].reverse().map((l) => /"type":"session.status_running"[^]*?"wake_id":"(wrun_[0-9a-f]+)"/.exec(l)?.[1]).find(Boolean);
+  appendLines(p.events, [JSON.stringify({ id: 'sevt_fill_end', type: 'session.status_idle', created_at: new Date().toISOString(), wake_id: lastRun, stop_reason: { type: 'end_turn' }, stop_details: null })]);
 }
 
 export async function benchWakeSize(runs = 60) {

@@ -62,6 +62,7 @@ export const RUN_ID = /^wrun_[0-9a-f]{32}$/;
  */
 export function runIdAfter(id: string, last: string | null): string {
   if (last === null || !RUN_ID.test(last) || id > last) return id;
-  const next = BigInt(`0x${last.slice(5)}`) + 1n;
-  return `wrun_${next.toString(16).padStart(32, '0')}`;
+  const next = (BigInt(`0x${last.slice(5)}`) + 1n).toString(16).padStart(32, '0');
+  // Past the largest id nothing is newer; the log will refuse the run, and say so.
+  return next.length > 32 ? id : `wrun_${next}`;
 }

@@ -66,7 +66,7 @@ test('stop: an in-flight run is rescheduled (shutdown), its lease released; the 
   const again = await startDaemon(t, b);
   const r = await again.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
-  assert.equal(r.trigger, 'recovery');
+  assert.equal(r.trigger, 'retry', 'a run cut short by a stop was rescheduled; the next start retries it');
   assert.deepEqual(b.fake.requests[1]!.body.messages, [{ role: 'user', content: [{ type: 'text', text: 'long question' }] }]);
 });
 

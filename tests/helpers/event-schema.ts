@@ -23,6 +23,7 @@ export const EXTENSIONS = new Set([
   'wakes',
   'continuation',
   'created_at_of',
+  'proof',
   'inbox',
   'reason',
   'retry_at',

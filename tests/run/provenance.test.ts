@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
+import { SessionStore } from '../../src/core/store/session-store.js';
 import { bench, textOf } from '../helpers/run.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 
@@ -68,4 +70,50 @@ test('a run that lost its lease cannot write into the next run: its late lines a
   const snap = b.store.snapshot(id);
   assert.equal(snap.rejected.length, 1);
   assert.match(snap.rejected[0]!.message, /agent\.message: only a run of this session writes this/);
+});
+
+test('a made-up run with the largest run id, a run copied from another session, and a stray report change nothing', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'first' }, { text: 'second' }, { text: 'third' }] });
+  const a = b.session('hello A');
+  const other = b.session('hello B');
+  await b.wake(a);
+  await b.wake(other);
+  const pa = b.store.paths(a);
+  // 1. a well-formed run id no later id can follow, without a proof
+  const maxId = `wrun_${'f'.repeat(32)}`;
+  // 2. session B's last run, copied whole into A's log (its proof is B's)
+  const bLines = fs.readFileSync(b.store.paths(other).events, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const bRun = bLines.filter((e) => e.wake_id && e.wake_id === bLines.find((x) => x.type === 'session.status_running')?.wake_id);
+  fs.appendFileSync(pa.events, [JSON.stringify({ type: 'session.status_running', wake_id: maxId, trigger: 'event', processed_event_ids: [] }), ...bRun.map((e) => JSON.stringify(e))].join('\n') + '\n');
+  const snap = b.store.snapshot(a);
+  assert.equal(snap.status, 'idle');
+  assert.notEqual(snap.last_wake_id, maxId);
+  assert.ok(snap.rejected.some((r) => /no valid proof for this session/.test(r.message)));
+  // 3. a report naming a good line (the next message) before the run opens
+  const next = fs.readFileSync(pa.events, 'utf8').trim().split('\n').length + 2;
+  fs.appendFileSync(pa.events, `${JSON.stringify({ type: 'session.error', wake_id: maxId, line: next, error: { type: 'unknown_error', message: 'stray', retry_status: { type: 'terminal' } } })}\n`);
+  fs.appendFileSync(pa.events, `${JSON.stringify({ type: 'user.message', content: 'still answered?' })}\n`);
+  const r = await b.wake(a);
+  assert.equal(r.status, 'idle');
+  assert.equal(r.processed_event_ids.length, 1, 'the message was taken in');
+  const sent = JSON.stringify(b.fake.requests.at(-1)!.body.messages);
+  assert.ok(sent.includes('still answered?'), 'and reached the model');
+  assert.ok(!sent.includes('hello B') && !sent.includes('second'), "B's words never reach A's request");
+});
+
+test('a session from before run keys keeps its runs; lines appended after its key is made need a proof', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'one' }, { text: 'two' }] });
+  const id = b.session('hi');
+  await b.wake(id);
+  const p = b.store.paths(id);
+  // as if made by a version without keys: no run-key, no session.json to continue from
+  fs.rmSync(path.join(p.dir, 'run-key'));
+  fs.rmSync(p.snapshot);
+  const fresh = new SessionStore(b.h.home, b.deps);
+  const snap = fresh.snapshot(id);
+  assert.equal(snap.rejected.length, 0, 'the old runs are taken as they were');
+  assert.equal(snap.status, 'idle');
+  assert.ok(fs.existsSync(path.join(p.dir, 'run-key')));
+  fs.appendFileSync(p.events, `${JSON.stringify({ type: 'session.status_running', wake_id: `wrun_${'e'.repeat(32)}`, trigger: 'event', processed_event_ids: [] })}\n`);
+  assert.equal(fresh.snapshot(id).rejected.length, 1);
 });

@@ -263,6 +263,10 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
         ...(plan.wakes.length ? { wakes: plan.wakes.map((w) => ({ id: w.id, reason: w.reason, due_at: w.due_at })) } : {}),
       },
     ]);
+    // The log must have accepted this run; if it did not (its run key was replaced, a clock far behind
+    // a forged newer run), nothing more is written: every line would be refused, and reported, again.
+    const opened = store.snapshot(sessionId, { persist: false });
+    if (opened.running_wake_id !== runId) throw new RunRefused(`the log did not accept run ${runId} (last run ${opened.last_wake_id}); see session.json's rejected lines`);
     reconcile(run, snap);
     if (plan.interrupt) applyInterrupt(run);
     const toConsume = [...plan.wakes.map((w) => w.id), ...snap.wakes_taken];
@@ -287,6 +291,10 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     // A bug or an I/O failure: recorded, retried with backoff, never thrown at the daemon.
     const msg = `the run failed: ${(e as Error).message}`;
     runFailed = msg;
+    if (e instanceof RunRefused) {
+      // Writing would only add refused lines: stop here, say it in the result, back off.
+      abort({ kind: 'lease_lost', message: msg });
+    }
     try {
       appendError(run, { type: 'unknown_error', code: 'run_failed', message: msg, retry: 'retrying' });
     } catch {
@@ -333,6 +341,9 @@ function failureOf(after: SessionSnapshot, runFailed: string | null): WakeResult
   if (after.last_error) return { code: after.last_error.code ?? after.last_error.type, message: after.last_error.message };
   return { code: after.status === 'rescheduling' ? 'rescheduled' : 'retries_exhausted', message: after.status === 'rescheduling' ? `rescheduled until ${after.retry_at}` : 'the run gave up' };
 }
+
+/** The log refused this run's own opening record: it must not write anything more. */
+class RunRefused extends Error {}
 
 function describeReason(plan: RunPlan, snap: SessionSnapshot): string {
   if (plan.recovery) return 'recovering a run that was cut short';

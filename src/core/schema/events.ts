@@ -97,6 +97,8 @@ export const SessionStatusRunning = event('session.status_running', {
   wakes: z.array(ConsumedWakeRef).optional(),
   /** true on the records that take in messages arriving during a run (mid-run steering). */
   continuation: z.boolean().optional(),
+  /** HMAC of the session and run ids under the session's run key (src/core/store/run-key.ts): only the runtime can open a run. */
+  proof: z.string().optional(),
   /** The pinned created_at of taken-in events whose lines had none (their first read; see session.json's pending_events). */
   created_at_of: z.record(z.string(), Timestamp).optional(),
 });

@@ -190,7 +190,10 @@ function updateProcessedThrough(s: SessionSnapshot, foldedLine: number) {
  * Returns why a line is refused, or null. A refused line stays in the log,
  * changes nothing, and is reported once.
  */
-function unproven(s: SessionSnapshot, e: SessionEvent, line: number): string | null {
+/** Checks the proof of a run's opening record (see run-key.ts); absent in folds that do not judge proofs. */
+export type RunVerifier = (runId: string, proof: string | undefined, line: number) => boolean;
+
+function unproven(s: SessionSnapshot, e: SessionEvent, line: number, verify: RunVerifier | undefined): string | null {
   if (isUserEventType(e.type) || e.type === 'session.created' || e.type === 'session.updated') return null;
   const where = `events.jsonl line ${line}: ${e.type}`;
   if (e.type === 'session.status_running') {
@@ -198,17 +201,25 @@ function unproven(s: SessionSnapshot, e: SessionEvent, line: number): string | n
     if (e.continuation) return w === s.running_wake_id ? null : `${where}: a continuation of run ${w}, which is not the run in progress; only a run writes this`;
     if (!RUN_ID.test(w)) return `${where}: wake_id ${JSON.stringify(w)} is not a run id the runtime writes; only a run writes this (a person or program appends user.* events)`;
     if (s.last_wake_id !== null && w <= s.last_wake_id) return `${where}: run ${w} is not newer than the last run (${s.last_wake_id}); a copied or replayed line is not a run`;
+    if (verify && !verify(w, e.proof, line)) return `${where}: run ${w} has no valid proof for this session (a line written by hand, or copied from another session's log, is not a run)`;
     return null;
   }
   const w = e.wake_id;
   if (w !== undefined && w === s.running_wake_id) return null;
-  if (e.type === 'session.error' && e.line !== undefined && w !== undefined && RUN_ID.test(w) && (s.last_wake_id === null || w >= s.last_wake_id)) return null;
+  // A report of a bad line from the lease holder, just before its run opens: it may only report a line
+  // that is bad (refused earlier in this log), so a stray one cannot hide a good line from the conversation.
+  // (A wake-queue line cannot be judged here: that journal is folded after this one. Marking one
+  // reported only silences its report; it changes no event the conversation holds.)
+  if (e.type === 'session.error' && e.line !== undefined && w !== undefined && RUN_ID.test(w) && (s.last_wake_id === null || w >= s.last_wake_id)) {
+    const file = e.file ?? 'events.jsonl';
+    if (file === 'wake-queue.jsonl' || (e.line < line && rejectedKeys(s).has(key(file, e.line)))) return null;
+  }
   const got = w === undefined ? 'it has no wake_id' : `its wake_id ${JSON.stringify(w)} is not the run in progress`;
   return `${where}: only a run of this session writes this, and ${got}${s.running_wake_id ? '' : ' (no run is in progress)'}; a person or program appends user.* events`;
 }
 
 /** Applies one event of events.jsonl (at `line`). Mutates `s`. */
-export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, readTime = false): void {
+export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, readTime = false, verify?: RunVerifier): void {
   if (line === 1 && e.type !== 'session.created') {
     reject(s, line, e.id, `events.jsonl line 1: the first line must be session.created, got ${e.type}`);
     return;
@@ -218,7 +229,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
     s.inbox_taken.push(e.inbox);
     if (s.inbox_taken.length > MAX_INBOX_TAKEN) s.inbox_taken.splice(0, s.inbox_taken.length - MAX_INBOX_TAKEN);
   }
-  const why = unproven(s, e, line);
+  const why = unproven(s, e, line, verify);
   if (why) {
     reject(s, line, e.id, why, 'unproven_event');
     updateProcessedThrough(s, line);

@@ -31,7 +31,8 @@ import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { appendLines, readLines, START, type Cursor } from './jsonl.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
-import { applyEvent, applyRejection, applyWake, emptySnapshot, finishFold } from './fold.js';
+import { applyEvent, applyRejection, applyWake, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
+import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
 import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
 
 export interface StoreDeps {
@@ -95,6 +96,7 @@ export class SessionStore {
     fs.mkdirSync(tmp.workspace, { recursive: true });
     fs.mkdirSync(tmp.runtime, { recursive: true });
     fs.mkdirSync(tmp.inbox, { recursive: true });
+    writeNewRunKey(tmpDir);
     const created = this.stamp({
       type: 'session.created',
       agent_id: input.agentId,
@@ -188,10 +190,11 @@ export class SessionStore {
     const now = this.deps.clock.now();
     let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
     const ev = readLines(p.events, s.journals.events);
+    const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId), sessionId, runId, proof, line);
     if (ev.reset && base) return this.fold(sessionId, p, null);
     for (const raw of ev.lines) {
       const r = parseEventLine(raw, now);
-      if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true);
+      if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true, verify);
       else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
     }
     s.journals.events = ev.cursor;
@@ -211,6 +214,20 @@ export class SessionStore {
       s = { ...s, title: s.title ?? '(events.jsonl does not start with session.created)' };
     }
     return s;
+  }
+
+  private readonly keys = new Map<string, RunKey>();
+
+  /** The session's run key (made on first use for a session from before keys; see run-key.ts). */
+  runKey(sessionId: string): RunKey {
+    let k = this.keys.get(sessionId);
+    if (!k) {
+      const p = this.paths(sessionId);
+      k = loadRunKey(p.dir, p.events);
+      this.keys.set(sessionId, k);
+      if (this.keys.size > 4096) this.keys.delete(this.keys.keys().next().value as string);
+    }
+    return k;
   }
 
   /** Fills in the envelope of a runtime-written event and validates it. */
@@ -236,7 +253,9 @@ export class SessionStore {
   appendEvents(sessionId: string, events: readonly NewEvent[], opts: AppendOptions = {}): SessionEvent[] {
     const p = this.require(sessionId);
     const redactor = opts.redactor ?? Redactor.none;
-    const stamped = events.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
+    // A run's opening record carries its proof: whoever writes through the store is the runtime.
+    const proven = events.map((e) => (e.type === 'session.status_running' && !e.continuation && e.proof === undefined ? { ...e, proof: runProof(this.runKey(sessionId), sessionId, e.wake_id) } : e));
+    const stamped = proven.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
     appendLines(p.events, stamped.map((e) => JSON.stringify(e)), { durable: opts.durable ?? true });
     return stamped;
   }

@@ -1,0 +1,110 @@
+/**
+ * The run key: what makes a run's opening record provably the runtime's.
+ *
+ * Anyone who can append to events.jsonl can write a line that looks like a
+ * run (`session.status_running` with a well-formed, newer run id). Checking
+ * the form is not provenance: a made-up `wrun_fff…f` would open a "run" no
+ * later run id can follow, and a run copied from another session's log would
+ * bring that session's words along. So each session has a secret key, made
+ * with the session (`sessions/<id>/run-key`, mode 0600, never mounted in the
+ * sandbox), and the runtime stamps every opening record with
+ * `proof = HMAC-SHA256(key, "<session id>\n<run id>")`. The fold accepts a
+ * run only with a proof that checks out for this session and run id.
+ *
+ * The key travels with the session folder (copy a session, and its history
+ * stays proven). A session made before keys existed gets one on first use,
+ * recording how many lines its log had then: runs on those lines are taken
+ * as they were (they could not carry a proof); every later one needs it.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+export const RUN_KEY_FILE = 'run-key';
+
+const RunKeyFile = z.object({
+  format: z.literal(1),
+  /** 32 random bytes, hex. */
+  key: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Lines of events.jsonl when the key was made for an existing log; 0 for a new session. */
+  legacy_through_line: z.number().int().nonnegative(),
+});
+
+export interface RunKey {
+  key: Buffer;
+  legacyThroughLine: number;
+}
+
+/** Writes a fresh key file into a session folder being made (no log lines before it). */
+export function writeNewRunKey(sessionDir: string): void {
+  const file = path.join(sessionDir, RUN_KEY_FILE);
+  fs.writeFileSync(file, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: 0 })}\n`, { mode: 0o600, flag: 'wx' });
+}
+
+/**
+ * The session's key, made if missing (a session from before keys, or one
+ * whose key was deleted: its existing lines are then taken as they are).
+ * Two processes making it at once agree on one: it is written to a temp file
+ * and linked into place, which fails if another got there first.
+ */
+export function loadRunKey(sessionDir: string, eventsFile: string): RunKey {
+  const file = path.join(sessionDir, RUN_KEY_FILE);
+  const read = (): RunKey | null => {
+    try {
+      const r = RunKeyFile.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+      return r.success ? { key: Buffer.from(r.data.key, 'hex'), legacyThroughLine: r.data.legacy_through_line } : null;
+    } catch {
+      return null;
+    }
+  };
+  const have = read();
+  if (have) return have;
+  const tmp = path.join(sessionDir, `.${RUN_KEY_FILE}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+  fs.writeFileSync(tmp, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: countLines(eventsFile) })}\n`, { mode: 0o600 });
+  try {
+    fs.linkSync(tmp, file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  const made = read();
+  if (!made) throw new Error(`${file} is not a valid run key file; remove it to make a new one`);
+  return made;
+}
+
+/** Complete lines in a file (newlines counted), 0 when it is missing. */
+function countLines(file: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return 0;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let n = 0;
+    let pos = 0;
+    for (;;) {
+      const got = fs.readSync(fd, buf, 0, buf.length, pos);
+      if (got <= 0) return n;
+      for (let i = buf.indexOf(0x0a, 0); i !== -1 && i < got; i = buf.indexOf(0x0a, i + 1)) n++;
+      pos += got;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The proof a run's opening record carries. */
+export function runProof(k: RunKey, sessionId: string, runId: string): string {
+  return crypto.createHmac('sha256', k.key).update(`${sessionId}\n${runId}`).digest('hex').slice(0, 32);
+}
+
+/** Whether an opening record at `line` is the runtime's: a matching proof, or a line from before the key. */
+export function proofHolds(k: RunKey, sessionId: string, runId: string, proof: string | undefined, line: number): boolean {
+  if (line <= k.legacyThroughLine) return true;
+  if (typeof proof !== 'string' || !/^[0-9a-f]{32}$/.test(proof)) return false;
+  return crypto.timingSafeEqual(Buffer.from(proof, 'hex'), Buffer.from(runProof(k, sessionId, runId), 'hex'));
+}
