@@ -32,3 +32,22 @@ test('tool output and errors speak sandbox paths: mountinfo, a missing file, a b
   const log = fs.readFileSync(b.store.paths(id).events, 'utf8');
   for (const r of roots) assert.ok(!log.includes(`${r}/sessions`), 'the log names the host path');
 });
+
+test('a cwd the agent reports (a symlink to a host path) is not looked up on the host, and the next shell still starts', { skip: bwrap ? false : 'needs bubblewrap' }, async (t) => {
+  const b = await bench(t, {
+    steps: [
+      // the agent's shell reports a cwd of its choosing: a link to a path that exists on the host only
+      { toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'ln -s /root /workspace/probe; pwd() { echo /workspace/probe; }' } }] },
+      { text: 'first run done' },
+      { toolUses: [{ id: 'toolu_2', name: 'bash', input: { command: 'pwd' } }] },
+      { text: 'second run done' },
+    ],
+  });
+  const id = b.session('one');
+  await b.wake(id);
+  b.store.appendUserEvent(id, { type: 'user.message', content: 'two' });
+  await b.wake(id);
+  const res = toolResults(b.fake.requests[3]!).get('toolu_2')!;
+  assert.equal(res.isError, false, res.text);
+  assert.equal(res.text, '/workspace');
+});

@@ -110,7 +110,9 @@ export class PtyShell {
     const argv = isolatedCommand(config.isolation, {
       network: config.network,
       mounts: config.mounts,
-      cwd: config.cwd,
+      // Under bwrap the sandbox starts in /workspace, always: the recorded cwd comes from the agent's
+      // shell (untrusted), and init's `cd <cwd> || cd` moves there inside the sandbox, or stays home.
+      cwd: config.isolation === 'bwrap' ? '/workspace' : config.cwd,
       argv: ['/bin/bash', '--noprofile', '--norc', '--noediting'],
     });
     const [file, ...args] = argv as [string, ...string[]];

@@ -117,10 +117,16 @@ export class ShellSession {
     this.state = { ...this.state, cwd: start, alive: true };
   }
 
+  /**
+   * Whether to start in the recorded cwd. Under bwrap it is not checked on
+   * the host at all: the recorded cwd is what the agent's shell reported, so
+   * looking it up on the host would follow the agent's symlinks there (a
+   * probe of which host paths exist). The shell's own `cd <cwd> || cd`
+   * decides, inside the sandbox. Unconfined, the shell lives on the host.
+   */
   private cwdExists(cwd: string): boolean {
     if (this.o.isolation !== 'bwrap') return fs.existsSync(cwd);
-    const m = this.o.mounts.filter((x) => cwd === x.target || cwd.startsWith(`${x.target}/`)).sort((a, b) => b.target.length - a.target.length)[0];
-    return !!m && fs.existsSync(path.join(m.host, path.posix.relative(m.target, cwd)));
+    return path.posix.isAbsolute(cwd);
   }
 
   private writeState() {
