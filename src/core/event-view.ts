@@ -7,6 +7,7 @@
 import type { ParsedEventLine } from './store/parse-line.js';
 import type { SessionEvent } from './schema/index.js';
 import { isUserEventType } from './schema/index.js';
+import { cutHead } from './text-cut.js';
 
 export type EventView =
   | { line: number; event: SessionEvent & { processed_at: string | null }; error: string | null }
@@ -39,7 +40,7 @@ export function viewEvents(lines: readonly ParsedEventLine[]): EventView[] {
 const MAX = 100;
 const clip = (s: string, n = MAX) => {
   const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+  return one.length > n ? `${cutHead(one, n - 1)}…` : one;
 };
 
 function textOf(blocks: ReadonlyArray<{ type: string; text?: string }> | undefined): string {

@@ -8,6 +8,7 @@
  * every word.
  */
 import type { Message } from '../model/provider.js';
+import { cutHead } from '../text-cut.js';
 
 /** Tokens set aside for the digest when turns must be left out. */
 export const DIGEST_TOKENS = 1500;
@@ -22,7 +23,7 @@ function textOf(m: Message): string {
     .trim();
 }
 
-const clip = (s: string) => (s.length > LINE ? `${s.slice(0, LINE - 1)}…` : s);
+const clip = (s: string) => (s.length > LINE ? `${cutHead(s, LINE - 1)}…` : s);
 
 /** One line per exchange of the left-out turns, newest kept when it must be short. */
 export function digestOf(dropped: readonly Message[]): string {

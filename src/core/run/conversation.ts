@@ -19,9 +19,17 @@
  * throws while it is taken in or while its size is estimated) is skipped:
  * where it would have entered, a short note names it instead (user content,
  * tool results), and it is listed in `problems` for the run to report.
+ *
+ * Every string of an event is made well-formed as it is fed (a lone UTF-16
+ * surrogate becomes U+FFFD), and so are the ids callers pass in: the Messages
+ * API refuses a lone surrogate with a 400 that is never retried, and a line
+ * like {"type":"user.message","content":"\ud83d"} would otherwise end the
+ * session's conversation for good. Done once per event, where it enters, the
+ * request stays a function of the log and each request extends the last.
  */
 import type { SessionEvent, TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
+import { cutHead } from '../text-cut.js';
 
 export interface LoggedEvent {
   line: number;
@@ -62,7 +70,51 @@ export function originOf(block: object): BlockOrigin | undefined {
 const MAX_PROBLEMS = 100;
 
 /** One line, at most 200 characters: an error as a note and a session.error can quote it. */
-const reasonOf = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s+/g, ' ').slice(0, 200);
+const reasonOf = (err: unknown) => cutHead((err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s+/g, ' '), 200);
+
+/** ES2024 string methods (Node 20 has them; the ES2023 lib we compile against does not declare them). */
+interface Es2024String {
+  isWellFormed?(): boolean;
+  toWellFormed?(): string;
+}
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const NATIVE = typeof (String.prototype as Es2024String).toWellFormed === 'function' && typeof (String.prototype as Es2024String).isWellFormed === 'function';
+
+/** `s` with every lone surrogate replaced by U+FFFD; `s` itself when it has none. */
+function wellFormed(s: string): string {
+  if (NATIVE) return (s as Es2024String).isWellFormed!() ? s : (s as Es2024String).toWellFormed!();
+  return s.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+/**
+ * `v` with every string in it, keys too, made well-formed. Copies only what
+ * changes (the same object when nothing does), so block identities and the
+ * caches keyed on them survive. Logged lines nest at most 64 levels (deeper
+ * ones are rejected when read); deeper values, or cycles, which only code can
+ * build, throw here like any unconvertible event.
+ */
+function wellFormedDeep<T>(v: T, depth = 0): T {
+  if (typeof v === 'string') return wellFormed(v) as T;
+  if (!v || typeof v !== 'object') return v;
+  if (depth > 200) throw new Error('the event nests too deeply to be checked');
+  if (Array.isArray(v)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const x = wellFormedDeep(v[i] as unknown, depth + 1);
+      if (x !== v[i]) (out ??= v.slice())[i] = x;
+    }
+    return (out ?? v) as T;
+  }
+  let changed = false;
+  const entries = Object.entries(v).map(([k, x]) => {
+    const k2 = wellFormed(k);
+    const x2 = wellFormedDeep(x, depth + 1);
+    if (k2 !== k || x2 !== x) changed = true;
+    return [k2, x2] as const;
+  });
+  // fromEntries defines own data properties, so a key "__proto__" stays a key.
+  return changed ? (Object.fromEntries(entries) as T) : v;
+}
 
 /**
  * The note that stands for an event the conversation cannot hold, where it would have entered:
@@ -70,7 +122,7 @@ const reasonOf = (err: unknown) => (err instanceof Error ? `${err.name}: ${err.m
  */
 export function placeholderText(eventId: string, line: number | null, eventType: string | null, why: string): string {
   const where = line !== null ? `events.jsonl line ${line}` : 'line unknown';
-  return `[openboa: ${eventType ?? 'event'} ${eventId} (${where}) belongs here but is not in this request: ${why}. It is in the session log.]`;
+  return wellFormed(`[openboa: ${eventType ?? 'event'} ${eventId} (${where}) belongs here but is not in this request: ${why}. It is in the session log.]`);
 }
 
 export interface ConversationView {
@@ -138,6 +190,7 @@ export class ConversationBuilder {
 
   /** Whether an event with this id was fed (or noted) and not taken in yet. */
   knows(id: string): boolean {
+    id = wellFormed(id);
     return this.userEvents.has(id) || this.notes.has(id);
   }
 
@@ -147,6 +200,7 @@ export class ConversationBuilder {
    * note enters where the event would have.
    */
   noteUnread(eventId: string, line: number | null, why: string): void {
+    eventId = wellFormed(eventId);
     const origin: BlockOrigin = { line, eventId, eventType: 'event', placeholder: true };
     this.notes.set(eventId, { text: placeholderText(eventId, line, null, why), origin });
   }
@@ -217,14 +271,16 @@ export class ConversationBuilder {
   feed(line: number, e: SessionEvent): void {
     try {
       if (CARRIES_CONTENT.has(e.type)) estimateTokens(e); // its size must be measurable, or it cannot be sent
+      e = wellFormedDeep(e);
       this.apply(line, e);
     } catch (err) {
       const why = this.fail(line, e, err);
-      const origin: BlockOrigin = { line, eventId: e.id, eventType: e.type, placeholder: true };
+      const eventId = wellFormed(e.id); // `e` may not have been made well-formed yet
+      const origin: BlockOrigin = { line, eventId, eventType: e.type, placeholder: true };
       if (e.type === 'user.message' || e.type === 'user.define_outcome' || e.type === 'user.custom_tool_result') {
-        this.notes.set(e.id, { text: placeholderText(e.id, line, e.type, why), origin });
+        this.notes.set(eventId, { text: placeholderText(eventId, line, e.type, why), origin });
       } else if (e.type === 'agent.tool_result') {
-        const id = this.useIds.get(e.tool_use_id);
+        const id = this.useIds.get(wellFormed(e.tool_use_id));
         if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: textBlocks(placeholderText(e.id, line, e.type, why)), is_error: true }, origin));
       }
     }

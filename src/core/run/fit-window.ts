@@ -18,6 +18,7 @@
  */
 import type { AssistantBlock, Message, UserBlock } from '../model/provider.js';
 import type { ToolDefinition } from '../tools/catalog.js';
+import { cutHead } from '../text-cut.js';
 import { estimateTokens, fitToBudget, originOf, type BlockOrigin, type ConversationView } from './conversation.js';
 import { DIGEST_TOKENS, digestOf, withDigest } from './compaction.js';
 import type { RunState } from './run-state.js';
@@ -116,7 +117,7 @@ function namingNote(blocks: readonly UserBlock[], o: BlockOrigin, result: boolea
   const others = blocks.filter((b) => b.type === 'image' || b.type === 'document').map((b) => b.type);
   const what = [`${chars} characters`, ...(others.length ? [`${others.length} ${others.length === 1 ? others[0] : 'image/document'} block(s)`] : [])].join(' and ');
   const head = texts.join(' ').replace(/\s+/g, ' ').trim();
-  const start = head ? `, starting ${JSON.stringify(head.length > NAMED_HEAD ? `${head.slice(0, NAMED_HEAD)}…` : head)}` : '';
+  const start = head ? `, starting ${JSON.stringify(head.length > NAMED_HEAD ? `${cutHead(head, NAMED_HEAD)}…` : head)}` : '';
   const where = o.line !== null ? `events.jsonl line ${o.line}` : 'line unknown';
   return `[openboa: ${o.eventType} ${o.eventId} (${where}) is named here only, to fit the context window: ${what}${start}. The whole ${result ? 'result' : 'event'} is in the session log.]`;
 }
@@ -194,7 +195,11 @@ export function shrinkToBudget(messages: Message[], budget: number): { messages:
     const note = cutNote(sp.chars - keep, sp.chars);
     if (keep + note.length >= sp.chars) continue;
     const blk = out[sp.m]!.content[sp.b] as unknown as Record<string, unknown>;
-    const cut = (t: string) => `${t.slice(0, keep)}${note}`;
+    // One unit fewer when `keep` falls inside a surrogate pair; the note counts what was really left out.
+    const cut = (t: string) => {
+      const kept = cutHead(t, keep);
+      return `${kept}${cutNote(t.length - kept.length, t.length)}`;
+    };
     if (sp.inner === -1) blk.text = cut(String(blk.text));
     else blk.content = (blk.content as Array<{ type: 'text'; text: string }>).map((c, i) => (i === sp.inner ? { ...c, text: cut(c.text) } : c));
     total -= Math.floor((sp.chars - keep - note.length) / 4);

@@ -17,6 +17,7 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as pty from 'node-pty';
+import { cutHead, cutTail } from '../text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
 
 export interface ShellConfig {
@@ -131,7 +132,7 @@ export class PtyShell {
     const marker = `__OB_READY_${this.nonce}__\n`;
     const ok = await this.waitFor(() => this.buf.includes(marker), READY_TIMEOUT_MS);
     if (!ok) {
-      const seen = cleanOutput(this.buf).trim().slice(-500);
+      const seen = cutTail(cleanOutput(this.buf).trim(), 500);
       this.kill();
       throw new Error(`the sandboxed shell did not start (${this.config.isolation})${seen ? `: ${seen}` : ''}`);
     }
@@ -209,7 +210,10 @@ export class PtyShell {
       const piece = this.buf.slice(0, upto);
       this.buf = this.buf.slice(upto);
       if (piece) {
-        if (head.length < KEEP_HEAD) {
+        // This seam may split a surrogate pair; it is harmless: head and tail are joined again
+        // as they are, or re-cut below when the middle is first dropped. From then on the head is
+        // final (it may be a unit short of KEEP_HEAD, to keep a pair whole).
+        if (dropped === 0 && head.length < KEEP_HEAD) {
           const take = piece.slice(0, KEEP_HEAD - head.length);
           head += take;
           tail += piece.slice(take.length);
@@ -218,12 +222,14 @@ export class PtyShell {
           const red = this.config.redact ?? ((x: string) => x);
           if (dropped === 0) {
             // First drop: redact across the head/tail seam before it becomes a gap.
+            // Both cuts around the gap keep surrogate pairs whole: half a pair would reach the model.
             const joined = red(head + tail);
-            head = joined.slice(0, KEEP_HEAD);
-            tail = joined.slice(KEEP_HEAD);
+            head = cutHead(joined, KEEP_HEAD);
+            tail = joined.slice(head.length);
           } else tail = red(tail);
-          dropped += Math.max(0, tail.length - KEEP_TAIL);
-          tail = tail.slice(-KEEP_TAIL);
+          const kept = cutTail(tail, KEEP_TAIL);
+          dropped += tail.length - kept.length;
+          tail = kept;
         }
       }
       if (m) {

@@ -4,6 +4,7 @@
  * silently cut answer.
  */
 import type { VirtualFs } from '../sandbox/virtual-fs.js';
+import { cutHead, cutTail } from '../text-cut.js';
 import { writeFileIn } from './file-tools.js';
 
 /** Where saved outputs go, inside /workspace. */
@@ -21,7 +22,8 @@ export function limitOutput(text: string, limit: number, o: { vfs: VirtualFs; to
     saved = `the whole output (${text.length} characters) could not be saved: ${(e as Error).message}`;
   }
   const part = Math.max(200, Math.floor((limit - 200) / 2));
-  const head = text.slice(0, part);
-  const tail = text.slice(-part);
+  // Never between the halves of a surrogate pair: the result is logged and sent to the model as is.
+  const head = cutHead(text, part);
+  const tail = cutTail(text, part);
   return `${head}\n\n[... output truncated: ${saved}; read it with read or grep ...]\n\n${tail}`;
 }
