@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { VirtualFs, PathError, type OpenOptions } from '../../src/core/sandbox/virtual-fs.js';
+import { VirtualFs, PathError, mountinfoEscape, type OpenOptions } from '../../src/core/sandbox/virtual-fs.js';
 import { tempHome } from '../helpers/home.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -184,4 +184,19 @@ test('a directory swapped with a symlink in a loop never leads the tools outside
   assert.equal(escapes, 0, 'a read returned the host file');
   assert.deepEqual(fs.readdirSync(outside), ['f'], 'a write landed outside the workspace');
   assert.ok(inside >= 300 && refusedOrMissing >= 300, `the race was not exercised (inside ${inside}, refused ${refusedOrMissing})`);
+});
+
+test('hideHostPaths: the forms mountinfo prints, escaped (a home with a space) and as given', (t) => {
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.root, 'my home', 'ws');
+  fs.mkdirSync(ws, { recursive: true });
+  const vfs = new VirtualFs([{ target: '/workspace', host: ws, writable: true }], { hideHostPaths: true });
+  const escaped = mountinfoEscape(fs.realpathSync(ws));
+  assert.match(escaped, /my\\040home/);
+  const line = `65 42 0:40 ${escaped} /workspace rw,relatime - ext4 /dev/sda1 rw`;
+  assert.equal(vfs.hideHostPaths(line), '65 42 0:40 /workspace /workspace rw,relatime - ext4 /dev/sda1 rw');
+  assert.equal(vfs.hideHostPaths(`cannot open ${ws}/a.txt`), 'cannot open /workspace/a.txt');
+  assert.equal(vfs.hideHostPaths(`${ws}2/other`), `${ws}2/other`, 'only at a path boundary');
+  const plain = new VirtualFs([{ target: '/workspace', host: ws, writable: true }]);
+  assert.equal(plain.hideHostPaths(`${ws}/a`), `${ws}/a`, 'unconfined: host paths are the real ones of the shell');
 });

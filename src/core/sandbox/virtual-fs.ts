@@ -110,10 +110,16 @@ export class VirtualFs {
       .sort((a, b) => b.target.length - a.target.length);
     if (o.hideHostPaths) {
       // Each mount's host path as given and as resolved; longest first, so a nested mount wins.
+      // mountinfo writes a path with its spaces, tabs, newlines and backslashes escaped (\040 ...), and, for a
+      // home on a file system of its own, as the path inside that file system (its root field).
       const hosts = new Map<string, string>();
+      const table = hostMounts();
       for (const m of mounts) {
         const target = P.normalize(m.target).replace(/\/+$/, '') || '/';
-        for (const h of [path.resolve(m.host), realOrSelf(m.host)]) if (h !== '/' && !hosts.has(h)) hosts.set(h, target);
+        const forms = [path.resolve(m.host), realOrSelf(m.host)];
+        const inFs = fsRelative(realOrSelf(m.host), table);
+        if (inFs) forms.push(inFs);
+        for (const h of forms) for (const f of [h, mountinfoEscape(h)]) if (f.split('/').filter(Boolean).length >= 2 && !hosts.has(f)) hosts.set(f, target);
       }
       for (const [host, target] of [...hosts].sort((a, b) => b[0].length - a[0].length)) {
         this.hostPatterns.push({ re: new RegExp(`${escapeRe(host)}(?=$|[^A-Za-z0-9._-])`, 'g'), target });
@@ -361,6 +367,43 @@ export class VirtualFs {
     const roots = this.mounts.filter((m) => !write || m.writable).map((m) => m.target);
     return roots.join(', ');
   }
+}
+
+/** A path as /proc/<pid>/mountinfo writes it: space, tab, newline and backslash as octal escapes. */
+export function mountinfoEscape(p: string): string {
+  return p.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/** The host's mounts, from the daemon's own mountinfo: [mount point, root within its file system]. */
+function hostMounts(): Array<{ point: string; root: string }> {
+  const unescape = (x: string) => x.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
+  try {
+    return fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' '))
+      .filter((f) => f.length > 5)
+      .map((f) => ({ root: unescape(f[3] as string), point: unescape(f[4] as string) }));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * What a bind mount of `host` shows as its root in mountinfo, when that
+ * differs from `host`: its path inside the file system it lives on (the
+ * longest mount point above it, plus that mount's own root).
+ */
+function fsRelative(host: string, table: Array<{ point: string; root: string }>): string | null {
+  let best: { point: string; root: string } | null = null;
+  for (const m of table) {
+    const under = host === m.point || host.startsWith(m.point === '/' ? '/' : `${m.point}/`);
+    if (under && (!best || m.point.length > best.point.length)) best = m;
+  }
+  if (!best) return null;
+  const rel = path.relative(best.point, host);
+  const inFs = path.posix.join(best.root, rel);
+  return inFs === host ? null : inFs;
 }
 
 function escapeRe(s: string): string {
