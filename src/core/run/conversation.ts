@@ -29,7 +29,7 @@
  */
 import type { SessionEvent, TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
 
 export interface LoggedEvent {
   line: number;
@@ -71,50 +71,6 @@ const MAX_PROBLEMS = 100;
 
 /** One line, at most 200 characters: an error as a note and a session.error can quote it. */
 const reasonOf = (err: unknown) => cutHead((err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s+/g, ' '), 200);
-
-/** ES2024 string methods (Node 20 has them; the ES2023 lib we compile against does not declare them). */
-interface Es2024String {
-  isWellFormed?(): boolean;
-  toWellFormed?(): string;
-}
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const NATIVE = typeof (String.prototype as Es2024String).toWellFormed === 'function' && typeof (String.prototype as Es2024String).isWellFormed === 'function';
-
-/** `s` with every lone surrogate replaced by U+FFFD; `s` itself when it has none. */
-function wellFormed(s: string): string {
-  if (NATIVE) return (s as Es2024String).isWellFormed!() ? s : (s as Es2024String).toWellFormed!();
-  return s.replace(LONE_SURROGATE, '\uFFFD');
-}
-
-/**
- * `v` with every string in it, keys too, made well-formed. Copies only what
- * changes (the same object when nothing does), so block identities and the
- * caches keyed on them survive. Logged lines nest at most 64 levels (deeper
- * ones are rejected when read); deeper values, or cycles, which only code can
- * build, throw here like any unconvertible event.
- */
-function wellFormedDeep<T>(v: T, depth = 0): T {
-  if (typeof v === 'string') return wellFormed(v) as T;
-  if (!v || typeof v !== 'object') return v;
-  if (depth > 200) throw new Error('the event nests too deeply to be checked');
-  if (Array.isArray(v)) {
-    let out: unknown[] | null = null;
-    for (let i = 0; i < v.length; i++) {
-      const x = wellFormedDeep(v[i] as unknown, depth + 1);
-      if (x !== v[i]) (out ??= v.slice())[i] = x;
-    }
-    return (out ?? v) as T;
-  }
-  let changed = false;
-  const entries = Object.entries(v).map(([k, x]) => {
-    const k2 = wellFormed(k);
-    const x2 = wellFormedDeep(x, depth + 1);
-    if (k2 !== k || x2 !== x) changed = true;
-    return [k2, x2] as const;
-  });
-  // fromEntries defines own data properties, so a key "__proto__" stays a key.
-  return changed ? (Object.fromEntries(entries) as T) : v;
-}
 
 /**
  * The note that stands for an event the conversation cannot hold, where it would have entered:

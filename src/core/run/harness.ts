@@ -15,6 +15,7 @@ import { fitWindow } from './fit-window.js';
 import { systemPrompt } from './system-prompt.js';
 import { backoffMs } from './backoff.js';
 import { createdAtOf } from './plan.js';
+import { wellFormed, wellFormedDeep } from '../text-cut.js';
 import type { RunState } from './run-state.js';
 import { totalTokens } from '../store/fold.js';
 
@@ -151,7 +152,8 @@ export async function runHarness(run: RunState): Promise<Ending> {
       return { kind: 'idle', stop: { type: 'retries_exhausted' } };
     }
 
-    const system = systemPrompt({
+    // Well-formed like every text of the request: revisit reasons come from hand-written lines.
+    const system = wellFormed(systemPrompt({
       system: run.agent.def.system,
       instructions: run.agent.instructions,
       skills: run.skills,
@@ -166,8 +168,8 @@ export async function runHarness(run: RunState): Promise<Ending> {
         env: run.env,
         pendingWakes: snap.pending_wakes,
       },
-    });
-    const tools = run.catalog.offered;
+    }));
+    const tools = wellFormedDeep(run.catalog.offered);
     const messages = fitWindow(run, { conv, system, tools, reported: snap.reported });
     const req: ModelRequest = { model: run.agent.def.model, system, messages, tools, max_tokens: limits.max_output_tokens };
 

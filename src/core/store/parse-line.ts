@@ -19,6 +19,7 @@ import {
 } from '../schema/index.js';
 import { lineEventId, lineWakeId } from '../ids.js';
 import { iso } from '../clock.js';
+import { cutHead } from '../text-cut.js';
 import type { RawLine } from './jsonl.js';
 
 export interface LineRejection {
@@ -49,7 +50,7 @@ export type ParsedWakeLine =
 const EXCERPT = 120;
 
 function excerpt(text: string): string {
-  const t = text.length > EXCERPT ? `${text.slice(0, EXCERPT)}… (${text.length} chars)` : text;
+  const t = text.length > EXCERPT ? `${cutHead(text, EXCERPT)}… (${text.length} chars)` : text;
   return JSON.stringify(t);
 }
 
