@@ -91,7 +91,7 @@ test('bad numbers and durations get our own one-line error naming the flag and w
     [['sessions', '--limit', '0'], /--limit 0 is out of range \(expected a whole number >= 1/],
     [['sessions', '--limit', '-3'], /--limit "-3" is not a whole number/],
     [['sessions', '--status', 'sleeping'], /--status "sleeping" is not one of idle, running, rescheduling, terminated/],
-    [['daemon', '--concurrency', '0'], /--concurrency "0" is not a whole number >= 1/],
+    [['daemon', '--concurrency', '0'], /--concurrency 0 is out of range \(expected a whole number >= 1/],
     [['daemon', '--concurrency', 'lots'], /--concurrency "lots" is not a whole number/],
     [['session', 'update', id, '--budget', 'x'], /--budget "x" is not a whole number of tokens/],
     [['schedule', id, '--in', 'soon'], /^openboa: --in "soon" is not a duration \(expected a duration such as 90s, 10m, 1h30m or 2d\)$/],
@@ -135,4 +135,14 @@ test("the README's CLI table names every command", async () => {
   const section = readme.slice(readme.indexOf('## The CLI'), readme.indexOf('## The home'));
   const missing = COMMANDS.map((c) => `openboa ${c.path.join(' ')}`).filter((c) => !new RegExp(`\\| \`${c}[ \`]`).test(section));
   assert.deepEqual(missing, []);
+});
+
+test('daemon: bad --concurrency and --sweep get our one-line error, exit 2, before anything starts', async (t) => {
+  const { root } = tempHome(t);
+  for (const [flag, value] of [['--concurrency', '0'], ['--concurrency', '1e1'], ['--sweep', 'soon'], ['--sweep', '0x4']]) {
+    const r = await cli(['daemon', flag as string, value as string], { home: root });
+    assert.equal(r.code, 2, `${flag} ${value}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^openboa: ${flag} .*(not a whole number|out of range) \\(expected a whole number >= 1`));
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  }
 });

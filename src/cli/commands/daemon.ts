@@ -1,14 +1,13 @@
 import { Daemon } from '../../daemon/daemon.js';
 import { probeCapabilities } from '../../core/sandbox/isolation.js';
-import { UsageError, type CliContext, type CommandSpec } from '../command.js';
+import type { CliContext, CommandSpec } from '../command.js';
+import { wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
 
 /** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
 export async function runDaemon(ctx: CliContext, flags: Record<string, string | boolean | undefined>): Promise<number> {
-  const concurrency = flags.concurrency === undefined ? 4 : Number(flags.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency "${String(flags.concurrency)}" is not a whole number >= 1`);
-  const sweep = flags.sweep === undefined ? 30 : Number(flags.sweep);
-  if (!Number.isFinite(sweep) || sweep <= 0) throw new UsageError(`--sweep "${String(flags.sweep)}" is not a number of seconds > 0`);
+  const concurrency = wholeNumberFlag(flags, 'concurrency', { min: 1, max: 256, example: 4 }) ?? 4;
+  const sweep = wholeNumberFlag(flags, 'sweep', { min: 1, max: 86_400, example: 30 }) ?? 30;
   const write = (line: string) => ctx.out.write(line);
   // One daemon per home, unless asked for several (hosts sharing one home); a dead daemon's lock is taken over.
   const homeLock = flags['allow-multiple'] === true ? null : await lockHome(ctx.home, new Date().toISOString());
