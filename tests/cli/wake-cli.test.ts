@@ -8,8 +8,9 @@ import { validateLog } from '../helpers/event-schema.js';
 import { acquireLease } from '../../src/core/lease.js';
 import { sessionPaths } from '../../src/core/home.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
+import { NO_SHELL } from '../helpers/run.js';
 
-test('openboa wake on a demo session runs the whole loop offline: bash in the sandbox, a file written, a revisit scheduled', async (t) => {
+test('openboa wake on a demo session runs the whole loop offline: bash in the sandbox, a file written, a revisit scheduled', { skip: NO_SHELL }, async (t) => {
   const { root } = tempHome(t);
   const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   await cli(['send', id, 'hello'], { home: root });

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execSync } from 'node:child_process';
 import { tempHome, whenExists } from '../helpers/home.js';
-import { writeAgent, textOf } from '../helpers/run.js';
+import { writeAgent, textOf, NO_SHELL } from '../helpers/run.js';
 import { startFakeAnthropic, type Step } from '../helpers/fake-anthropic.js';
 import { spawnDaemon } from '../helpers/daemon-process.js';
 import { cli } from '../helpers/cli.js';
@@ -52,7 +52,7 @@ test('kill -9 during a model call: the restarted daemon resumes, and the message
   assert.equal(await d2.term(), 0);
 });
 
-test('kill -9 during a shell command: the tool is closed as an error and not run again', { timeout: 300_000 }, async (t) => {
+test('kill -9 during a shell command: the tool is closed as an error and not run again', { skip: NO_SHELL, timeout: 300_000 }, async (t) => {
   const marker = `ob-fault-${process.pid}-${Date.now()}`;
   const s = await setup(t, [
     // A relative path: the shell starts in the workspace under every isolation (under bwrap that is /workspace).

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { bench } from '../helpers/run.js';
+import { bench, NO_SHELL } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { whenExists } from '../helpers/home.js';
@@ -34,7 +34,7 @@ test('an interrupt during a slow streaming reply aborts the HTTP request and clo
   assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
 });
 
-test('an interrupt during `sleep 60` in bash kills the command within a second', async (t) => {
+test('an interrupt during `sleep 60` in bash kills the command within a second', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_sleep', name: 'bash', input: { command: 'echo > sleeping; sleep 60' } }] }] });
   const id = b.session('wait a minute');
   const td = await startDaemon(t, b);

@@ -91,6 +91,14 @@ export async function bench(t: TestContext, o: { steps?: Step[]; agent?: AgentSp
 /** Whether bubblewrap works here (else the shell runs on the host: unshare-net or unconfined). */
 export const BWRAP = probeCapabilities().bwrap;
 
+/**
+ * Why a test that runs the shell is skipped: neither bubblewrap nor unshare
+ * works here, so the bundled environment (network: none) refuses to run a
+ * shell at all. false where one of them works.
+ */
+export const NO_SHELL: string | false =
+  BWRAP || probeCapabilities().unshare ? false : 'needs a sandbox for the shell: neither bubblewrap nor unshare works here, and network: none refuses to run a shell without one';
+
 /** The workspace as the session's shell sees it: /workspace under bubblewrap, its host path otherwise. */
 export function shellWorkspace(b: Bench, id: string): string {
   return BWRAP ? '/workspace' : b.store.paths(id).workspace;

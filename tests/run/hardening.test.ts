@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, execSync } from 'node:child_process';
-import { bench, writeAgent, textOf, toolResults } from '../helpers/run.js';
+import { bench, writeAgent, textOf, toolResults, NO_SHELL } from '../helpers/run.js';
 import { appendLines, readLines } from '../../src/core/store/jsonl.js';
 import { fitToBudget } from '../../src/core/run/conversation.js';
 import { tempHome } from '../helpers/home.js';
@@ -107,7 +107,7 @@ test('a revisit failing terminally is retried with a growing backoff, then given
   assert.equal(b.store.snapshot(id).pending_wakes.length, 0);
 });
 
-test('command output cannot fake the end marker: history is off and each command has a fresh token', async (t) => {
+test('command output cannot fake the end marker: history is off and each command has a fresh token', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, {
     steps: [
       { toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'history 5; echo done' } }] },

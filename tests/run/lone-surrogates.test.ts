@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, writeAgent, toolResults, textOf } from '../helpers/run.js';
+import { bench, writeAgent, toolResults, textOf, NO_SHELL } from '../helpers/run.js';
 import type { Step } from '../helpers/fake-anthropic.js';
 import { tempHome } from '../helpers/home.js';
 import { ConversationBuilder, buildConversation, type LoggedEvent } from '../../src/core/run/conversation.js';
@@ -46,7 +46,7 @@ async function smallLimitBench(t: import('node:test').TestContext, steps: Step[]
   return b;
 }
 
-test('bash output of emoji over the output limit is cut between characters: the next request is well-formed', async (t) => {
+test('bash output of emoji over the output limit is cut between characters: the next request is well-formed', { skip: NO_SHELL }, async (t) => {
   // "x" first and "y" last put both cuts of limitOutput (900 units each) between the halves of a pair.
   const b = await smallLimitBench(t, [{ toolUses: [{ id: 'toolu_emoji', name: 'bash', input: { command: `s=$(printf '${EMOJI}%.0s' {1..3000}); printf 'x%sy' "$s"` } }] }, { text: 'ok' }]);
   const id = b.session('print emoji');

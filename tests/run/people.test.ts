@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, textOf } from '../helpers/run.js';
+import { bench, textOf, NO_SHELL } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { confirmToolUse, answerCustomTool, interruptSession, updateSession, sendMessage } from '../../src/core/session-ops.js';
 import type { RecordedRequest } from '../helpers/fake-anthropic.js';
@@ -170,7 +170,7 @@ test('budget: budget_reached; a message does not get past it; a raised budget in
   assert.equal(b.store.snapshot(id).overrides.session_token_budget, 1000);
 });
 
-test('loop guard: the same call 3 times gets a warning; 5 times ends the run with retries_exhausted', async (t) => {
+test('loop guard: the same call 3 times gets a warning; 5 times ends the run with retries_exhausted', { skip: NO_SHELL }, async (t) => {
   const same = { toolUses: [{ name: 'bash', input: { command: 'echo same' } }] };
   const b = await bench(t, { steps: [same, same, same, same, same, { text: 'never asked' }] });
   const id = b.session('loop');

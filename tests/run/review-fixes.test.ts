@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, textOf, toolResults } from '../helpers/run.js';
+import { bench, textOf, toolResults, NO_SHELL } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { confirmToolUse, interruptSession, sendMessage } from '../../src/core/session-ops.js';
 import { nextDueMs } from '../../src/core/run/plan.js';
@@ -11,7 +11,7 @@ import { acquireLease } from '../../src/core/lease.js';
 import { whenExists } from '../helpers/home.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 
-test('a second confirmation that arrives while the first tool runs is taken into the same run: both results are real', async (t) => {
+test('a second confirmation that arrives while the first tool runs is taken into the same run: both results are real', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, {
     agent: { tools: { bash: { permission: 'always_ask' } } },
     steps: [
@@ -96,7 +96,7 @@ test('a lease recorded in another PID namespace is not broken early, even if its
   await held.release();
 });
 
-test('the repeated-call guard does not leave an ask of the same reply open', async (t) => {
+test('the repeated-call guard does not leave an ask of the same reply open', { skip: NO_SHELL }, async (t) => {
   const same = { toolUses: [{ name: 'bash', input: { command: 'echo same' } }] };
   const last = { toolUses: [{ name: 'bash', input: { command: 'echo same' } }, { id: 'toolu_ask', name: 'write', input: { file_path: 'a', content: 'a' } }] };
   const b = await bench(t, { agent: { tools: { write: { permission: 'always_ask' } } }, steps: [same, same, same, same, last, { text: 'next turn' }] });

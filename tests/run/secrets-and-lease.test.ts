@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, writeAgent } from '../helpers/run.js';
+import { bench, writeAgent, NO_SHELL } from '../helpers/run.js';
 import { cli } from '../helpers/cli.js';
 
 const SECRET = 'sk-test-0123456789-very-secret';
 
-test('a secret reaches the sandbox but never a file, the model or the terminal', async (t) => {
+test('a secret reaches the sandbox but never a file, the model or the terminal', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, {
     steps: [
       { toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'echo "token=$API_TOKEN"; echo "$API_TOKEN" > token.txt; echo "$API_TOKEN" >&2' } }] },
@@ -37,7 +37,7 @@ test('a secret reaches the sandbox but never a file, the model or the terminal',
   }
 });
 
-test('a secret whose variable is unset is reported, and the shell runs without it', async (t) => {
+test('a secret whose variable is unset is reported, and the shell runs without it', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'echo "[${API_TOKEN:-unset}]"' } }] }, { text: 'ok' }] });
   b.h.write('environments/secret.yaml', 'env:\n  API_TOKEN: { secret: { env: OPENBOA_NOT_SET_ANYWHERE } }\n');
   writeAgent(b.h, 'test', { environment: 'secret' });
@@ -48,7 +48,7 @@ test('a secret whose variable is unset is reported, and the shell runs without i
   assert.match(JSON.stringify(b.fake.requests[1]!.body.messages), /\[unset\]/);
 });
 
-test('the sandbox gets OPENBOA_SESSION_ID, _AGENT_ID, _WAKE_ID and _WAKE_REASON', async (t) => {
+test('the sandbox gets OPENBOA_SESSION_ID, _AGENT_ID, _WAKE_ID and _WAKE_REASON', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'echo "$OPENBOA_SESSION_ID|$OPENBOA_AGENT_ID|$OPENBOA_WAKE_ID|$OPENBOA_WAKE_REASON"' } }] }, { text: 'ok' }] });
   const id = b.session('who am i');
   const r = await b.wake(id);

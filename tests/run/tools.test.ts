@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, shellWorkspace, textOf, toolResults } from '../helpers/run.js';
+import { bench, shellWorkspace, textOf, toolResults, NO_SHELL } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
 
-test('tool round trip: assistant content echoed unchanged, results paired by toolu id', async (t) => {
+test('tool round trip: assistant content echoed unchanged, results paired by toolu id', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, {
     steps: [
       { text: 'Two things at once.', toolUses: [{ id: 'toolu_A', name: 'bash', input: { command: 'echo from-bash' } }, { id: 'toolu_B', name: 'write', input: { file_path: 'hello.txt', content: 'hi' } }] },
@@ -130,7 +130,7 @@ test('invalid tool input and unknown tools become error results naming the probl
   assert.equal(denied?.type === 'agent.tool_use' && denied.evaluated_permission, 'deny');
 });
 
-test('shell state: cd and export persist within a run, the cwd across runs (runtime/shell.json)', async (t) => {
+test('shell state: cd and export persist within a run, the cwd across runs (runtime/shell.json)', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, {
     steps: [
       { toolUses: [{ id: 'toolu_1', name: 'bash', input: { command: 'mkdir -p proj && cd proj && export MODE=fast' } }] },
@@ -156,7 +156,7 @@ test('shell state: cd and export persist within a run, the cwd across runs (runt
   assert.equal(toolResults(b.fake.requests[4]!).get('toolu_3')!.text, proj, 'a new shell starts where the last one stood');
 });
 
-test('output over the limit is saved to a workspace file; the model gets head, tail and path', async (t) => {
+test('output over the limit is saved to a workspace file; the model gets head, tail and path', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_big', name: 'bash', input: { command: 'seq 1 20000' } }] }, { text: 'ok' }] });
   b.h.write('environments/small.yaml', 'shell: { output_limit_chars: 2000 }\n');
   const { writeAgent } = await import('../helpers/run.js');

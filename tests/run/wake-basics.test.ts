@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { BWRAP, bench, textOf } from '../helpers/run.js';
+import { BWRAP, bench, textOf, NO_SHELL } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
 
 test('happy path: a message in, a streamed reply out, everything in the log and runtime/', async (t) => {
@@ -63,7 +63,7 @@ test('nothing pending: skipped, and the log is not touched', async (t) => {
   assert.equal(b.fake.requests.length, 0);
 });
 
-test('the system prompt has the agent system, AGENTS.md, the skill index and runtime facts; the skill tool returns a body', async (t) => {
+test('the system prompt has the agent system, AGENTS.md, the skill index and runtime facts; the skill tool returns a body', { skip: NO_SHELL }, async (t) => {
   const b = await bench(t, {
     steps: [{ toolUses: [{ id: 'toolu_s1', name: 'skill', input: { name: 'deploy' } }] }, { text: 'ok' }],
   });
