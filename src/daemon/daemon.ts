@@ -208,16 +208,23 @@ export class Daemon {
     const plan = planRun(snap, now, { retryNow: this.retryNow.has(id) });
     if (plan.runnable || snap.rejected.length > 0 || inboxHasFiles(this.rt.store.paths(id))) {
       this.scheduler.set(id, null);
-      return this.request(id);
+      return this.request(id, snap);
     }
     this.scheduler.set(id, nextDueMs(snap));
     return false;
   }
 
-  private request(id: string): boolean {
+  /**
+   * Queues a run. Waiting sessions go first in order of how long they have
+   * waited (the seconds since their log last changed): after a crash loop, or
+   * with more work than concurrency, the ones left behind are not starved by
+   * whichever sort first in the scan.
+   */
+  private request(id: string, snap?: SessionSnapshot): boolean {
     if (this.queued.has(id) || this.running.has(id)) return false;
     this.queued.add(id);
-    void this.queue.add(() => this.runSession(id));
+    const waited = snap ? Math.max(0, Math.floor((this.rt.deps.clock.now() - Date.parse(snap.updated_at)) / 1000)) : 0;
+    void this.queue.add(() => this.runSession(id), { priority: Number.isFinite(waited) ? Math.min(waited, 1e9) : 0 });
     return true;
   }
 

@@ -142,3 +142,20 @@ test('single flight per session and the concurrency limit hold across many sessi
   assert.ok(max <= 2, `max ${max} runs at once`);
   assert.ok(max >= 2, 'the limit was used');
 });
+
+test('waiting sessions run longest-waiting first, whatever their order in the scan', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'blocker', delayMs: 300 }, { text: 'one' }, { text: 'two' }] });
+  const clock = b.deps.clock;
+  const blocker = b.session('first in the scan, and slow');
+  const recent = b.session();
+  await clock.advance(60_000);
+  const waitedLong = b.session('waiting for an hour');
+  await clock.advance(3_600_000);
+  b.store.appendUserEvent(recent, { type: 'user.message', content: 'just arrived' });
+  // the scan meets blocker, then recent, then waitedLong (ids sort by creation)
+  assert.deepEqual([blocker, recent, waitedLong], [blocker, recent, waitedLong].slice().sort());
+  const td = await startDaemon(t, b, { concurrency: 1 });
+  await td.until(() => td.d.results.filter((r) => r.outcome === 'executed').length >= 3);
+  const order = td.d.results.filter((r) => r.outcome === 'executed').map((r) => r.session_id);
+  assert.deepEqual(order, [blocker, waitedLong, recent]);
+});
