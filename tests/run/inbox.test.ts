@@ -9,6 +9,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { drainInbox, inboxHasFiles } from '../../src/core/store/inbox.js';
+import { sealTail } from '../../src/core/store/jsonl.js';
 
 /** Writes a file elsewhere in inbox/ under a hidden name, then renames it in, as writers must. */
 function drop(dir: string, name: string, text: string) {
@@ -88,4 +90,221 @@ test('the daemon notices a file renamed into inbox/ and runs it', async (t) => {
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.equal(r.processed_event_ids.length, 1);
   assert.deepEqual(userTexts(b, id), ['dropped']);
+});
+
+// ---------------------------------------------------------------- security review: one test per fault
+
+const logText = (b: Awaited<ReturnType<typeof bench>>, id: string) => fs.readFileSync(b.store.paths(id).events, 'utf8');
+const longQuiet = { now: () => Date.now() + 3_600_000 }; // every file long quiet: nothing is deferred
+
+test('a symlinked inbox/.taking is refused: the directory it points to is neither read nor emptied', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'ok' }] });
+  const id = b.session();
+  const p = b.store.paths(id);
+  const elsewhere = path.join(b.h.root, 'elsewhere');
+  fs.mkdirSync(elsewhere);
+  fs.writeFileSync(path.join(elsewhere, 'secret.jsonl'), '{"type":"user.message","content":"HOST SECRET"}\n');
+  fs.writeFileSync(path.join(elsewhere, `${randomUUID()}-looks-ours.json`), '{"type":"user.message","content":"HOST SECRET 2"}');
+  fs.symlinkSync(elsewhere, path.join(p.inbox, '.taking'));
+  drop(p.inbox, 'ok.json', JSON.stringify({ type: 'user.message', content: 'fine' }));
+  assert.equal(inboxHasFiles(p), true);
+  const r = await b.wake(id);
+  assert.equal(r.outcome, 'skipped'); // took nothing this time
+  assert.ok(r.errors.some((e) => /inbox\/\.taking is not a directory/.test(e)), r.errors.join('; '));
+  assert.equal(fs.readdirSync(elsewhere).length, 2);
+  assert.ok(fs.lstatSync(path.join(p.inbox, '.refused-.taking')).isSymbolicLink());
+  const r2 = await b.wake(id);
+  assert.equal(r2.outcome, 'executed');
+  assert.deepEqual(userTexts(b, id), ['fine']);
+  assert.doesNotMatch(logText(b, id), /HOST SECRET/);
+  assert.equal(fs.readdirSync(elsewhere).length, 2);
+});
+
+test('a symlinked inbox/ is refused and replaced by an empty directory; its target is untouched', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const elsewhere = path.join(b.h.root, 'elsewhere');
+  fs.mkdirSync(elsewhere);
+  fs.writeFileSync(path.join(elsewhere, 'secret.json'), '{"type":"user.message","content":"HOST SECRET"}');
+  fs.rmSync(p.inbox, { recursive: true });
+  fs.symlinkSync(elsewhere, p.inbox);
+  assert.equal(inboxHasFiles(p), true);
+  const r = await b.wake(id);
+  assert.equal(r.outcome, 'skipped');
+  assert.ok(r.errors.some((e) => /^inbox\/ is not a directory/.test(e)), r.errors.join('; '));
+  assert.deepEqual(fs.readdirSync(elsewhere), ['secret.json']);
+  assert.doesNotMatch(logText(b, id), /HOST SECRET/);
+  assert.ok(fs.lstatSync(path.join(path.dirname(p.inbox), '.refused-inbox')).isSymbolicLink());
+  assert.ok(fs.lstatSync(p.inbox).isDirectory());
+  assert.equal(inboxHasFiles(p), false);
+  assert.deepEqual((await b.wake(id)).errors, []); // reported once
+});
+
+test('.taking entries the drain did not name are left alone; a file with a second hard link is refused unread', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const taking = path.join(p.inbox, '.taking');
+  fs.mkdirSync(taking);
+  fs.writeFileSync(path.join(taking, 'notes.json'), '{"type":"user.message","content":"STRAY"}');
+  const outside = path.join(b.h.root, 'outside.json');
+  fs.writeFileSync(outside, '{"type":"user.message","content":"LINKED"}');
+  fs.linkSync(outside, path.join(p.inbox, 'linked.json'));
+  const r = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.equal(r.lines, 0);
+  assert.match(r.problems.join('; '), /inbox\/linked\.json: has 2 hard links.*left as inbox\/\.refused-linked\.json/);
+  assert.doesNotMatch(logText(b, id), /STRAY|LINKED/);
+  assert.deepEqual(fs.readdirSync(taking), ['notes.json']);
+  assert.equal(fs.readFileSync(outside, 'utf8'), '{"type":"user.message","content":"LINKED"}');
+  assert.equal(inboxHasFiles(p), false); // a stray in .taking does not keep the daemon waking the session
+});
+
+test('a file nested 200,000 deep is refused and reported; the session goes on', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'still here' }] });
+  const id = b.session();
+  const p = b.store.paths(id);
+  const depth = 200_000;
+  drop(p.inbox, 'deep.json', `{"type":"user.message","content":"x","deep":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+  const r = await b.wake(id); // used to throw RangeError, and every later wake with it
+  assert.equal(r.outcome, 'skipped');
+  assert.ok(r.errors.some((e) => /inbox\/deep\.json: JSON nested more than 64 levels deep .*left as inbox\/\.refused-deep\.json/.test(e)), r.errors.join('; '));
+  assert.ok(fs.existsSync(path.join(p.inbox, '.refused-deep.json')));
+  assert.deepEqual(fs.readdirSync(path.join(p.inbox, '.taking')), []);
+  drop(p.inbox, 'after.json', JSON.stringify({ type: 'user.message', content: 'after' }));
+  const r2 = await b.wake(id);
+  assert.equal(r2.outcome, 'executed');
+  assert.deepEqual(userTexts(b, id), ['after']);
+});
+
+test('a file of 200,000 lines is moved in whole; a stamp is the last key, so a line\'s own "inbox" cannot win', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const n = 200_000;
+  const lines = Array.from({ length: n }, (_, i) => (i === 0 ? '{"inbox":"forged","type":"user.message","content":"m0"}' : `{"type":"user.message","content":"m${i}"}`));
+  drop(p.inbox, 'many.jsonl', `${lines.join('\n')}\n`);
+  // and one pretty-printed object, nested as deep as a line may be
+  let nested = '"leaf"';
+  for (let i = 0; i < 61; i++) nested = `{\n  "k": ${nested}\n}`;
+  drop(p.inbox, 'pretty.json', `{\n  "type": "user.message",\n  "content": "pretty \\"quoted\\"   spaces",\n  "deep": ${nested}\n}\n`);
+  const r = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.deepEqual(r.problems, []);
+  assert.equal(r.lines, n + 1);
+  const logged = logText(b, id).split('\n').filter((l) => l.includes('"inbox"'));
+  assert.equal(logged.length, n + 1);
+  const first = JSON.parse(logged[0]!) as { inbox: string };
+  assert.match(first.inbox, /^[0-9a-f-]{36}-many\.jsonl$/);
+  assert.equal(new Set(logged.slice(0, n).map((l) => (JSON.parse(l) as { inbox: string }).inbox)).size, 1);
+  const pretty = JSON.parse(logged[n]!) as { content: string; inbox: string };
+  assert.equal(pretty.content, 'pretty "quoted"   spaces');
+  assert.match(pretty.inbox, /-pretty\.json$/);
+  assert.equal(userTexts(b, id).length, n + 1);
+});
+
+/** An append that writes only the first `keep` bytes of what it was given, then dies (what a kill -9 during write(2) leaves). */
+const cutShort = (keep: (text: string) => number) => (file: string, lines: readonly string[]) => {
+  const text = `${lines.join('\n')}\n`;
+  fs.appendFileSync(file, Buffer.from(text).subarray(0, keep(text)));
+  throw new Error('killed');
+};
+
+test('a move cut short mid-append appends, on recovery, exactly the lines the log lacks', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const msg = (s: string) => JSON.stringify({ type: 'user.message', content: s });
+  drop(p.inbox, '1.jsonl', [msg('a1'), 'not json', msg('a2'), msg('a3')].join('\n'));
+  drop(p.inbox, '2.json', msg('b1'));
+  const cut = drainInbox(p, b.deps.ids, [], { ...longQuiet, append: cutShort((text) => text.indexOf('a3') + 2) });
+  assert.match(cut.problems.join(), /the move stopped \(killed\)/);
+  assert.deepEqual(userTexts(b, id), ['a1', 'a2']); // the old drain unlinked here
+  assert.match(logText(b, id), /"a3$/); // a torn piece of the third line
+  const r = drainInbox(p, b.deps.ids, b.store.snapshot(id).inbox_taken, longQuiet);
+  assert.deepEqual(r.problems, []);
+  assert.equal(r.files, 2);
+  assert.equal(r.lines, 2);
+  assert.deepEqual(userTexts(b, id), ['a1', 'a2', 'a3', 'b1']);
+  assert.equal(logText(b, id).split('\n').filter((l) => l === 'not json').length, 1);
+  assert.deepEqual(fs.readdirSync(path.join(p.inbox, '.taking')), []);
+});
+
+test('a move cut short after the whole append (or between a line and its newline) appends nothing again', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const msg = (s: string) => JSON.stringify({ type: 'user.message', content: s });
+  drop(p.inbox, '1.jsonl', [msg('a1'), msg('a2'), 'trailing junk'].join('\n'));
+  drop(p.inbox, '2.jsonl', [msg('b1'), msg('b2')].join('\n'));
+  drainInbox(p, b.deps.ids, [], { ...longQuiet, append: cutShort((text) => Buffer.byteLength(text) - 1) });
+  const r = drainInbox(p, b.deps.ids, b.store.snapshot(id).inbox_taken, longQuiet);
+  assert.deepEqual([r.files, r.lines, r.problems], [2, 0, []]);
+  // the last line lacks its "\n": the daemon seals such a line, and it reads as whole
+  assert.equal(sealTail(p.events), true);
+  fs.appendFileSync(p.events, `${msg('later')}\n`);
+  assert.deepEqual(userTexts(b, id), ['a1', 'a2', 'b1', 'b2', 'later']);
+  assert.equal(logText(b, id).split('\n').filter((l) => l === 'trailing junk').length, 1);
+});
+
+test('a refused file is reported once, and a second refusal of the same name keeps the first', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  fs.symlinkSync('/etc/hostname', path.join(p.inbox, 'x.json'));
+  assert.equal(drainInbox(p, b.deps.ids, [], longQuiet).problems.length, 1);
+  fs.mkdirSync(path.join(p.inbox, 'x.json'));
+  const second = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.match(second.problems.join(), /inbox\/x\.json: not a regular file; left as inbox\/\.refused-x\.json\.2/);
+  assert.ok(fs.lstatSync(path.join(p.inbox, '.refused-x.json')).isSymbolicLink());
+  assert.ok(fs.lstatSync(path.join(p.inbox, '.refused-x.json.2')).isDirectory());
+  assert.deepEqual(drainInbox(p, b.deps.ids, [], longQuiet).problems, []);
+  assert.equal(inboxHasFiles(p), false);
+  // not UTF-8: refused, not decoded into something else
+  fs.writeFileSync(path.join(p.inbox, 'bad.json'), Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a]));
+  const third = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.match(third.problems.join(), /inbox\/bad\.json: not valid UTF-8/);
+});
+
+test('drainInbox never throws: an append that fails leaves the files for the next drain', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  drop(p.inbox, 'm.json', JSON.stringify({ type: 'user.message', content: 'kept' }));
+  const log = fs.readFileSync(p.events);
+  fs.rmSync(p.events);
+  fs.mkdirSync(p.events); // an append fails (EISDIR)
+  const r = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.deepEqual([r.files, r.lines], [0, 0]);
+  assert.match(r.problems.join(), /the move stopped \(EISDIR\)/);
+  fs.rmdirSync(p.events);
+  fs.writeFileSync(p.events, log);
+  const r2 = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.deepEqual([r2.files, r2.lines, r2.problems], [1, 1, []]);
+  assert.deepEqual(userTexts(b, id), ['kept']);
+});
+
+test('a file written in place is left alone while it looks unfinished and was touched within the quiet period', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const fd = fs.openSync(path.join(p.inbox, 'slow.jsonl'), 'w');
+  t.after(() => fs.closeSync(fd));
+  fs.writeSync(fd, '{"type":"user.message","content":"first"}\n{"type":"user.message","content":"sec');
+  const soon = drainInbox(p, b.deps.ids, [], { now: () => Date.now(), quietMs: 3_600_000 });
+  assert.deepEqual([soon.files, soon.lines, soon.deferred, soon.problems], [0, 0, 1, []]);
+  assert.equal(inboxHasFiles(p), true); // the daemon looks again
+  fs.writeSync(fd, 'ond"}\n');
+  const done = drainInbox(p, b.deps.ids, [], { now: () => Date.now(), quietMs: 3_600_000 });
+  assert.deepEqual([done.files, done.lines, done.deferred], [1, 2, 0]);
+  assert.deepEqual(userTexts(b, id), ['first', 'second']);
+  // once quiet, an unfinished file is judged as it is: its last line is a bad line
+  fs.writeFileSync(path.join(p.inbox, 'stuck.jsonl'), '{"type":"user.message","content":"third"}\n{"type":"user.mess');
+  const t0 = fs.statSync(path.join(p.inbox, 'stuck.jsonl')).mtimeMs;
+  assert.equal(drainInbox(p, b.deps.ids, [], { now: () => t0 + 100, quietMs: 250 }).deferred, 1);
+  const judged = drainInbox(p, b.deps.ids, [], { now: () => t0 + 250, quietMs: 250 });
+  assert.deepEqual([judged.files, judged.lines], [1, 2]);
+  assert.deepEqual(userTexts(b, id), ['first', 'second', 'third']);
+  // an empty file, once quiet, is refused rather than silently dropped
+  fs.writeFileSync(path.join(p.inbox, 'empty.json'), '');
+  assert.match(drainInbox(p, b.deps.ids, [], longQuiet).problems.join(), /inbox\/empty\.json: holds no event/);
 });
