@@ -308,3 +308,20 @@ test('a file written in place is left alone while it looks unfinished and was to
   fs.writeFileSync(path.join(p.inbox, 'empty.json'), '');
   assert.match(drainInbox(p, b.deps.ids, [], longQuiet).problems.join(), /inbox\/empty\.json: holds no event/);
 });
+
+test('a refused inbox file is reported in the log at once, even when nothing runs, and only once', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  fs.symlinkSync('/etc/hostname', path.join(p.inbox, 'link.json'));
+  const r = await b.wake(id);
+  assert.equal(r.outcome, 'skipped');
+  const reports = () => b.events(id).filter((e) => e.type === 'session.error' && e.error.code === 'invalid_inbox_file');
+  assert.equal(reports().length, 1);
+  assert.match(reports()[0]!.type === 'session.error' ? reports()[0]!.error.message : '', /inbox\/link\.json/);
+  const snap = b.store.snapshot(id);
+  assert.deepEqual(snap.rejected, [], 'the report is accepted');
+  assert.equal(snap.last_error, null, 'it is not the error of a run');
+  await b.wake(id);
+  assert.equal(reports().length, 1, 'reported once');
+});

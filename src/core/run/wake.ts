@@ -30,6 +30,7 @@ import { ShellSession } from '../sandbox/shell-session.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { openActions } from '../store/fold.js';
 import { drainInbox } from '../store/inbox.js';
+import { INBOX_REPORT_CODE } from '../store/fold.js';
 import { createdAtOf, planRun, type RunPlan } from './plan.js';
 import type { NewEvent, PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { buildRunEnvironment, virtualMounts } from './environment.js';
@@ -80,7 +81,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     if (drained.lines > 0 || drained.files > 0) snap = store.snapshot(sessionId);
     // The log accepts a run only with an id newer than the last one (docs/format.md).
     runId = runIdAfter(runId, snap.last_wake_id);
-    const reported = [...reportRejections(rt, sessionId, snap, runId), ...drained.problems];
+    const reported = [...reportRejections(rt, sessionId, snap, runId), ...reportInboxProblems(rt, sessionId, drained.problems, runId)];
     if (reported.length) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
@@ -92,7 +93,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     // Stopped (shutdown, interrupt) while the lease was being taken: do not start.
     if (opts.signal?.aborted) return result(snap, { outcome: 'skipped', skip_reason: 'aborted', wake_id: null, errors: reported });
     opts.onStart?.({ wakeId: runId, trigger: plan.trigger });
-    return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, inboxProblems: drained.problems, opts, result });
+    return await execute(rt, { sessionId, runId, snap, plan, lease, t0, reported, opts, result });
   } finally {
     await lease.release();
   }
@@ -119,6 +120,22 @@ function reportRejections(rt: Runtime, sessionId: string, snap: SessionSnapshot,
   return snap.rejected.map((r) => r.message);
 }
 
+/**
+ * Appends a session.error for each inbox/ file the drain refused (it is set
+ * aside as inbox/.refused-<name>), under the lease, before any run opens, so
+ * it is in the log even when nothing runs now. The drain reports each file
+ * once.
+ */
+function reportInboxProblems(rt: Runtime, sessionId: string, problems: readonly string[], runId: string): string[] {
+  if (problems.length === 0) return [];
+  rt.store.appendEvents(
+    sessionId,
+    problems.map((message) => ({ type: 'session.error' as const, error: { type: 'unknown_error' as const, code: INBOX_REPORT_CODE, message, retry_status: { type: 'terminal' as const } } })),
+    { wakeId: runId },
+  );
+  return [...problems];
+}
+
 interface ExecInput {
   sessionId: string;
   runId: string;
@@ -127,8 +144,6 @@ interface ExecInput {
   lease: Lease;
   t0: number;
   reported: string[];
-  /** inbox/ files refused by the drain, reported once the run is open. */
-  inboxProblems: string[];
   opts: WakeOptions;
   result: (snap: SessionSnapshot, over: Partial<WakeResult>) => WakeResult;
 }
@@ -272,7 +287,6 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     const toConsume = [...plan.wakes.map((w) => w.id), ...snap.wakes_taken];
     store.settleWakes(sessionId, 'wake.consumed', toConsume, { wakeRunId: runId });
     writeStartFiles(run, problems.map((p) => `${rel(rt.home, p.file)}: ${p.message}`));
-    for (const m of x.inboxProblems) appendError(run, { type: 'unknown_error', code: 'invalid_inbox_file', message: m, retry: 'terminal' });
     if (env.missingSecrets.length) {
       appendError(run, { type: 'unknown_error', code: 'missing_secret', message: `environment ${environment.id}: the secret(s) ${env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
     }

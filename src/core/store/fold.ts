@@ -190,6 +190,9 @@ function updateProcessedThrough(s: SessionSnapshot, foldedLine: number) {
  * Returns why a line is refused, or null. A refused line stays in the log,
  * changes nothing, and is reported once.
  */
+/** The code of a report of a refused inbox/ file (see wake.ts and inbox.ts). */
+export const INBOX_REPORT_CODE = 'invalid_inbox_file';
+
 /** Checks the proof of a run's opening record (see run-key.ts); absent in folds that do not judge proofs. */
 export type RunVerifier = (runId: string, proof: string | undefined, line: number) => boolean;
 
@@ -208,6 +211,9 @@ function unproven(s: SessionSnapshot, e: SessionEvent, line: number, verify: Run
   if (w !== undefined && w === s.running_wake_id) return null;
   // A report of a bad line from the lease holder, just before its run opens: it may only report a line
   // that is bad (refused earlier in this log), so a stray one cannot hide a good line from the conversation.
+  // A report of an inbox/ file the drain refused, from the lease holder before its run opens: it says
+  // so and changes nothing (not even last_error).
+  if (e.type === 'session.error' && e.line === undefined && e.error.code === INBOX_REPORT_CODE && w !== undefined && RUN_ID.test(w) && (s.last_wake_id === null || w >= s.last_wake_id)) return null;
   // (A wake-queue line cannot be judged here: that journal is folded after this one. Marking one
   // reported only silences its report; it changes no event the conversation holds.)
   if (e.type === 'session.error' && e.line !== undefined && w !== undefined && RUN_ID.test(w) && (s.last_wake_id === null || w >= s.last_wake_id)) {
@@ -319,7 +325,9 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       break;
     case 'session.error':
       if (e.line !== undefined) markReported(s, e.file ?? 'events.jsonl', e.line);
-      else {
+      else if (e.error.code === INBOX_REPORT_CODE && e.wake_id !== s.running_wake_id) {
+        // a refused inbox file, reported before any run: information, not the state of a run
+      } else {
         s.last_error = { type: e.error.type, code: e.error.code ?? null, message: e.error.message, at: e.created_at, wake_id: e.wake_id ?? null };
         s.run_errors += 1;
       }
