@@ -318,7 +318,8 @@ test('a refused inbox file is reported in the log at once, even when nothing run
   assert.equal(r.outcome, 'skipped');
   const reports = () => b.events(id).filter((e) => e.type === 'session.error' && e.error.code === 'invalid_inbox_file');
   assert.equal(reports().length, 1);
-  assert.match(reports()[0]!.type === 'session.error' ? reports()[0]!.error.message : '', /inbox\/link\.json/);
+  const first = reports()[0]!;
+  assert.match(first.type === 'session.error' ? first.error.message : '', /inbox\/link\.json/);
   const snap = b.store.snapshot(id);
   assert.deepEqual(snap.rejected, [], 'the report is accepted');
   assert.equal(snap.last_error, null, 'it is not the error of a run');

@@ -54,9 +54,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionPaths } from '../home.js';
 import type { Ids } from '../ids.js';
-import { at, closeQuietly, DIR_FLAGS, fdPath, READ_FLAGS } from '../sandbox/beneath.js';
-import { appendLines, MAX_LINE_BYTES, readLines, type Cursor } from './jsonl.js';
-import { MAX_JSON_DEPTH, pathTooDeep } from './parse-line.js';
+import { at, closeQuietly, DIR_FLAGS, fdPath } from '../sandbox/beneath.js';
+import { appendLines } from './jsonl.js';
+import { prepare, type Entry, type Prepared } from './inbox-file.js';
+import { findDone, MARKER, readMarker, syncDir, unlinkIfThere, writeMarker, type Taken } from './inbox-recovery.js';
 
 /** Files taken per drain (renamed in plus still in .taking); the rest wait for the next one (the daemon looks again after every run). */
 export const MAX_INBOX_FILES = 256;
@@ -74,15 +75,12 @@ const MAX_DRAIN_BYTES = 256 * 1024 * 1024;
 export const INBOX_QUIET_MS = 250;
 
 const TAKING = '.taking';
-const MARKER = '.append';
 const REFUSED = '.refused-';
 /** A .taking entry the drain made: a UUID, "-", the writer's name. Anything else in .taking is left alone. */
 const TAKING_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-/;
 const UUID_PREFIX = 37;
 /** Bytes in a file name (Linux NAME_MAX). */
 const NAME_MAX = 255;
-/** Log lines read at a time when recovering. */
-const SCAN_BATCH = 4096;
 
 export interface DrainResult {
   /** Files moved into the log (or found already moved, and removed). */
@@ -238,21 +236,6 @@ function openTaking(inbox: number, needed: boolean, result: DrainResult): number
   return null;
 }
 
-/** One event of a file: the line as it will be appended, and whether it is a JSON object (so it carries the stamp). */
-interface Entry {
-  text: string;
-  object: boolean;
-}
-
-interface Taken {
-  id: string;
-  entries: Entry[];
-  /** Indexes (0-based) of the object entries, in order. */
-  objects: number[];
-  /** Entries already in the log (a prefix, found by recovery). */
-  done: number;
-}
-
 function take(paths: SessionPaths, inbox: number, taking: number, taken: ReadonlySet<string>, opts: DrainOptions, result: DrainResult): void {
   const now = (opts.now ?? Date.now)();
   const quietMs = opts.quietMs ?? INBOX_QUIET_MS;
@@ -302,270 +285,6 @@ function take(paths: SessionPaths, inbox: number, taking: number, taken: Readonl
   syncDir(taking);
   result.files = files.length;
   if (takingIds(taking).length === 0) unlinkIfThere(at(taking, MARKER));
-}
-
-type Prepared =
-  | { kind: 'gone' }
-  | { kind: 'defer' }
-  | { kind: 'refuse'; why: string }
-  | { kind: 'take'; entries: Entry[]; bytes: number };
-
-/** Reads one .taking file through its descriptor (never a symlink, never blocking on a FIFO) and judges it. */
-function prepare(taking: number, id: string, now: number, quietMs: number): Prepared {
-  let fd: number;
-  try {
-    fd = fs.openSync(at(taking, id), READ_FLAGS);
-  } catch (e) {
-    if (codeOf(e) === 'ENOENT') return { kind: 'gone' };
-    return { kind: 'refuse', why: `cannot be read (${codeOf(e)}; a symlink is not followed)` };
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) return { kind: 'refuse', why: 'not a regular file' };
-    if (st.nlink > 1) return { kind: 'refuse', why: `has ${st.nlink} hard links; a file linked from elsewhere is not read (rename a file in, do not link it)` };
-    const buf = readUpTo(fd, MAX_LINE_BYTES + 1);
-    if (buf.length > MAX_LINE_BYTES) return { kind: 'refuse', why: `over the ${MAX_LINE_BYTES}-byte limit of a journal line` };
-    const parsed = parseFile(buf, id);
-    if (parsed.unfinished && Math.abs(now - st.mtimeMs) < quietMs) return { kind: 'defer' };
-    if ('problem' in parsed) return { kind: 'refuse', why: parsed.problem };
-    let bytes = 0;
-    for (const [i, e] of parsed.entries.entries()) {
-      const n = Buffer.byteLength(e.text);
-      if (n > MAX_LINE_BYTES) return { kind: 'refuse', why: `event ${i + 1}: over the ${MAX_LINE_BYTES}-byte limit of a journal line once stamped` };
-      bytes += n + 1;
-    }
-    return { kind: 'take', entries: parsed.entries, bytes };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function readUpTo(fd: number, max: number): Buffer {
-  const buf = Buffer.allocUnsafe(Math.min(max, 1 << 20));
-  const parts: Buffer[] = [];
-  let total = 0;
-  while (total < max) {
-    const n = fs.readSync(fd, buf, 0, Math.min(buf.length, max - total), null);
-    if (n <= 0) break;
-    parts.push(Buffer.from(buf.subarray(0, n)));
-    total += n;
-  }
-  return Buffer.concat(parts, total);
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * One entry per event: the whole file when it is one JSON object, else each
- * non-blank line. `unfinished`: the file may still be being written (see the
- * module comment).
- */
-function parseFile(buf: Buffer, id: string): ({ entries: Entry[] } | { problem: string }) & { unfinished: boolean } {
-  let text: string;
-  try {
-    text = utf8.decode(buf);
-  } catch {
-    return { problem: 'not valid UTF-8', unfinished: true };
-  }
-  const whole = text.replace(/^\uFEFF/, '').trim();
-  if (whole === '') return { problem: 'holds no event', unfinished: true };
-  const tooDeep = (v: unknown, where: string) => {
-    const deep = pathTooDeep(v);
-    return deep ? `${where}JSON nested more than ${MAX_JSON_DEPTH} levels deep (at ${deep.slice(0, 12).join('.')}${deep.length > 12 ? '.…' : ''}), the limit of a journal line` : null;
-  };
-  if (whole.startsWith('{')) {
-    let v: unknown;
-    try {
-      v = JSON.parse(whole);
-    } catch {
-      // not one object: read it as lines
-    }
-    if (isObject(v)) {
-      const deep = tooDeep(v, '');
-      if (deep) return { problem: deep, unfinished: false };
-      return { entries: [{ text: /[\n\r]/.test(whole) ? compact(whole) : whole, object: true }].map((e) => stampEntry(e, id)), unfinished: false };
-    }
-  }
-  const entries: Entry[] = [];
-  let lastParsed = true;
-  let no = 0;
-  for (const raw of text.replace(/^\uFEFF/, '').split('\n')) {
-    no += 1;
-    const line = raw.replace(/\r$/, '').replace(/^\uFEFF/, '');
-    if (line.trim() === '') continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-      lastParsed = true;
-    } catch {
-      lastParsed = false;
-    }
-    if (isObject(v)) {
-      const deep = tooDeep(v, `line ${no}: `);
-      if (deep) return { problem: deep, unfinished: false };
-      entries.push({ text: line.trim(), object: true });
-    } else {
-      entries.push({ text: line, object: false });
-    }
-  }
-  return { entries: entries.map((e) => stampEntry(e, id)), unfinished: !lastParsed && buf[buf.length - 1] !== 0x0a };
-}
-
-/** A valid JSON text without the whitespace between its tokens (a loop, not a walk of the value: any depth costs no stack). */
-function compact(json: string): string {
-  const out: string[] = [];
-  let start = 0;
-  let inString = false;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i += 1;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
-      if (i > start) out.push(json.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(json.slice(start));
-  return out.join('');
-}
-
-/**
- * Adds `"inbox":"<id>"` as the object's last key by editing its text (the
- * object is never re-serialised). Last, because JSON.parse keeps the last of
- * duplicate keys, and because a line cut short never ends with it.
- */
-function stampEntry(e: Entry, id: string): Entry {
-  if (!e.object) return e;
-  const body = e.text.slice(0, -1).trimEnd(); // a JSON object's text ends in "}"
-  const stamp = `"inbox":${JSON.stringify(id)}}`;
-  return { text: body === '{' ? `{${stamp}` : `${body},${stamp}`, object: true };
-}
-
-/** The id of the stamp a whole line ends with, or null. */
-function stampOf(text: string): string | null {
-  if (!text.endsWith('"}')) return null;
-  // The stamp is at most ~1.6 KB: an id of 255 bytes, each escaped to 6 characters at worst.
-  const tail = text.length > 4096 ? text.slice(-4096) : text;
-  // A '"' inside a JSON string is escaped, so the last `"inbox":` starts the stamp.
-  const k = tail.lastIndexOf('"inbox":');
-  if (k <= 0 || (tail[k - 1] !== ',' && tail[k - 1] !== '{')) return null;
-  try {
-    const id: unknown = JSON.parse(tail.slice(k + 8, -1));
-    return typeof id === 'string' ? id : null;
-  } catch {
-    return null;
-  }
-}
-
-interface Marker {
-  ino: number;
-  offset: number;
-}
-
-/**
- * .append says an append of .taking files may have started at or after
- * `offset` in the log whose inode is `ino`. One that is not whole can only
- * have been cut short while being written, before any append began: ignored.
- */
-function readMarker(taking: number): Marker | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(at(taking, MARKER), READ_FLAGS);
-  } catch (e) {
-    if (codeOf(e) === 'ELOOP') unlinkIfThere(at(taking, MARKER)); // a symlink: not ours
-    return null;
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) return null;
-    const m = /^(\d{1,15}) (\d{1,15})\n$/.exec(readUpTo(fd, 64).toString('latin1'));
-    return m ? { ino: Number(m[1]), offset: Number(m[2]) } : null;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Records where the log ends now, on disk before the append that follows (the log only grows from here). */
-function writeMarker(taking: number, events: string): void {
-  let ino = 0;
-  let size = 0;
-  try {
-    const st = fs.statSync(events);
-    [ino, size] = [st.ino, st.size];
-  } catch (e) {
-    if (codeOf(e) !== 'ENOENT') throw e;
-  }
-  const C = fs.constants;
-  const fd = fs.openSync(at(taking, MARKER), C.O_WRONLY | C.O_CREAT | C.O_TRUNC | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY, 0o644);
-  try {
-    fs.writeSync(fd, `${ino} ${size}\n`);
-    fs.fdatasyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  syncDir(taking);
-}
-
-/**
- * Recovery: reads the log from the marker and sets each file's `done` to
- * how many of its entries are in (see the module comment).
- */
-function findDone(events: string, marker: Marker, files: Taken[]): void {
-  const byId = new Map(files.map((f) => [f.id, { f, stamped: 0, raw: 0 }]));
-  // After a file's stamped line, the same write goes on with its next entries, verbatim.
-  let follow: { s: { f: Taken; stamped: number; raw: number }; next: number } | null = null;
-  const visit = (text: string) => {
-    const id = stampOf(text);
-    const s = id === null ? undefined : byId.get(id);
-    if (s) {
-      s.stamped += 1;
-      const at = s.f.objects[Math.min(s.stamped, s.f.objects.length) - 1] as number;
-      follow = { s, next: at + 1 };
-      return;
-    }
-    const e = follow ? follow.s.f.entries[follow.next] : undefined;
-    if (follow && e && !e.object && e.text === text) {
-      follow.next += 1;
-      follow.s.raw = Math.max(follow.s.raw, follow.next);
-    } else {
-      follow = null;
-    }
-  };
-  let cur: Cursor = { offset: marker.offset, line: 0, ino: marker.ino };
-  for (;;) {
-    const r = readLines(events, cur, { maxLines: SCAN_BATCH });
-    for (const l of r.lines) if (!l.oversize && !l.badUtf8) visit(l.text);
-    cur = r.cursor;
-    if (r.lines.length < SCAN_BATCH) {
-      // A line of ours whose "\n" the crash kept out of the log is whole all the same: the next append ends it.
-      if (r.heldBack > 0 && r.heldBack <= MAX_LINE_BYTES) visit(readTail(events, cur.offset));
-      break;
-    }
-  }
-  for (const s of byId.values()) {
-    const lastStamped = s.stamped === 0 ? 0 : (s.f.objects[Math.min(s.stamped, s.f.objects.length) - 1] as number) + 1;
-    s.f.done = Math.max(lastStamped, s.raw);
-  }
-}
-
-function readTail(file: string, offset: number): string {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const size = fs.fstatSync(fd).size;
-    const buf = Buffer.alloc(Math.max(0, size - offset));
-    fs.readSync(fd, buf, 0, buf.length, offset);
-    return utf8.decode(buf);
-  } catch {
-    return '';
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** Moves a .taking file to inbox/.refused-<name> (never over another) and reports it; the record on disk means it is reported once. */
@@ -620,20 +339,3 @@ function rawAt(dir: number, name: Buffer): Buffer {
   return Buffer.concat([Buffer.from(`${fdPath(dir)}/`), name]);
 }
 
-/** unlink(2): never follows a symlink; already gone is fine. */
-function unlinkIfThere(p: string): void {
-  try {
-    fs.unlinkSync(p);
-  } catch (e) {
-    if (codeOf(e) !== 'ENOENT') throw e;
-  }
-}
-
-/** Makes a directory's renames and unlinks durable. A file system that cannot sync a directory (EINVAL) has nothing more to give. */
-function syncDir(fd: number): void {
-  try {
-    fs.fsyncSync(fd);
-  } catch (e) {
-    if (codeOf(e) !== 'EINVAL' && codeOf(e) !== 'ENOTSUP') throw e;
-  }
-}
