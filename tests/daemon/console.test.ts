@@ -4,6 +4,19 @@ import assert from 'node:assert/strict';
 import { bench } from '../helpers/run.js';
 import { Daemon } from '../../src/daemon/daemon.js';
 
+/** Asks the daemon to look at a session and resolves when its run has ended. */
+function runOnce(d: Daemon, id: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const off = d.onResult((r) => {
+      if (r.session_id === id && r.outcome === 'executed') {
+        off();
+        resolve();
+      }
+    });
+    d.evaluate(id);
+  });
+}
+
 test('text mode: per run, the first line of what the agent said and each tool with a short input, clipped to the width', async (t) => {
   const long = `Let me look around ${'very '.repeat(40)}carefully.\nA second line that is not shown.`;
   const b = await bench(t, {
@@ -17,15 +30,7 @@ test('text mode: per run, the first line of what the agent said and each tool wi
   t.after(() => d.stop());
   await d.start();
   const id = b.session('hello');
-  await new Promise<void>((resolve) => {
-    const off = d.onResult((r) => {
-      if (r.session_id === id && r.outcome === 'executed') {
-        off();
-        resolve();
-      }
-    });
-    d.evaluate(id);
-  });
+  await runOnce(d, id);
   const run = lines.filter((l) => !l.includes('watching'));
   const said = run.filter((l) => / said {2}/.test(l));
   const tools = run.filter((l) => / tool {2}/.test(l));
@@ -46,15 +51,7 @@ test('--json: only the machine lines, no agent words', async (t) => {
   t.after(() => d.stop());
   await d.start();
   const id = b.session('hello');
-  await new Promise<void>((resolve) => {
-    const off = d.onResult((r) => {
-      if (r.session_id === id && r.outcome === 'executed') {
-        off();
-        resolve();
-      }
-    });
-    d.evaluate(id);
-  });
+  await runOnce(d, id);
   const kinds = lines.map((l) => JSON.parse(l).kind);
   assert.ok(kinds.includes('run_start') && kinds.includes('run_end'));
   assert.ok(kinds.every((k) => ['run_start', 'run_end', 'notice'].includes(k)), kinds.join(','));
