@@ -200,3 +200,14 @@ test('hideHostPaths: the forms mountinfo prints, escaped (a home with a space) a
   const plain = new VirtualFs([{ target: '/workspace', host: ws, writable: true }]);
   assert.equal(plain.hideHostPaths(`${ws}/a`), `${ws}/a`, 'unconfined: host paths are the real ones of the shell');
 });
+
+test('a path that expands, through its links, past what the kernel would walk is refused', (t) => {
+  const { vfs, ws } = setup(t);
+  fs.mkdirSync(path.join(ws, 'd'));
+  fs.writeFileSync(path.join(ws, 'd', 'x'), 'x');
+  // 40 links of 2,000 components each: 80,000 steps, each of which could hold a descriptor
+  fs.symlinkSync(`${'./'.repeat(2000)}d`, path.join(ws, 'l1'));
+  for (let i = 2; i <= 3; i++) fs.symlinkSync(`${'./'.repeat(2000)}l${i - 1}`, path.join(ws, `l${i}`));
+  refused(() => vfs.open('/workspace/l3/x'), /the path, with its links followed, is too long/);
+  assert.equal(read(vfs, '/workspace/l1/x'), 'x', 'a long but reasonable path still opens');
+});

@@ -70,6 +70,8 @@ export interface WalkEntry {
 }
 
 const MAX_LINKS = 40;
+/** Components one open may walk, links followed (PATH_MAX is 4096 bytes, so at most ~2048 real ones). */
+const MAX_STEPS = 4096;
 /** Entries `read` lists of one directory. */
 const MAX_LIST = 2000;
 /** Looks again at a step that changed under the walk (a racing rename) at most this often per open. */
@@ -182,8 +184,11 @@ export class VirtualFs {
     };
     let links = 0;
     let retries = 0;
+    let steps = 0;
     try {
       while (pending.length) {
+        // Each step may hold a descriptor: bound the steps, as the kernel bounds a path (PATH_MAX).
+        if (++steps > MAX_STEPS) throw new PathError(`${input}: the path, with its links followed, is too long`);
         const comp = pending.shift() as string;
         if (comp === '.') continue;
         if (comp === '..') {
