@@ -9,6 +9,8 @@ export class OpenboaError extends Error {
   readonly code: ErrorCode;
   /** Marker that survives realms and duplicate module copies. */
   readonly openboaError = true;
+  /** For `busy`: when trying again can succeed, if that is known to be sooner than a stale lease (ms from now). */
+  retryAfterMs?: number;
 
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);

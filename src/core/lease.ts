@@ -18,7 +18,7 @@ import os from 'node:os';
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import type { SessionPaths } from './home.js';
-import { busy } from './errors.js';
+import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from './store/atomic-file.js';
 
 /** A dead holder's lease is taken over after this long without a refresh. */
@@ -68,11 +68,30 @@ export interface AcquireOptions {
 
 /** Takes the session's lease or throws `busy` at once (no waiting). */
 export async function acquireLease(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
+  const grace = opts.unrecordedGraceMs ?? UNRECORDED_GRACE_MS;
   try {
     return await lockOnce(p, opts);
   } catch (e) {
-    if ((e as { code?: string }).code === 'busy' && breakAbandoned(p, opts.unrecordedGraceMs ?? UNRECORDED_GRACE_MS)) return lockOnce(p, opts);
+    if ((e as { code?: string }).code !== 'busy') throw e;
+    if (breakAbandoned(p, grace)) return lockOnce(p, opts);
+    // A lock no record describes yet is either being made (its record follows at once) or was
+    // left by a maker that died: either way the answer is known after the grace, not after 10 s.
+    const young = unrecordedAge(p);
+    if (young !== null && OpenboaError.is(e)) e.retryAfterMs = Math.max(0, grace - young) + 50;
     throw e;
+  }
+}
+
+/** How old the lock is when no owner record describes it (ms), else null. */
+function unrecordedAge(p: LockPaths): number | null {
+  try {
+    const b = fs.statSync(p.lease).birthtimeMs;
+    if (!b) return null;
+    const owner = readLeaseOwner(p);
+    if (owner && owner.locked_ms !== undefined && Math.abs(b - owner.locked_ms) <= 2000) return null;
+    return Math.max(0, Date.now() - b);
+  } catch {
+    return null;
   }
 }
 

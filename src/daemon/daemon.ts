@@ -269,7 +269,8 @@ export class Daemon {
       result = r;
     } catch (e) {
       if (OpenboaError.is(e) && e.code === 'busy') {
-        const until = this.rt.deps.clock.now() + this.leaseStaleMs + 1000;
+        // Retried once the lease could have gone stale, or sooner when the lease says when (a lock whose maker may have died).
+        const until = this.rt.deps.clock.now() + (e.retryAfterMs ?? this.leaseStaleMs + 1000);
         this.blockedUntil.set(id, until);
         recordActivation(runtimeDir, { kind: 'blocked', at: at(), reason: `lease_contended: ${e.message}`, retry_at: iso(until) });
       } else if (OpenboaError.is(e) && e.code === 'not_found') {

@@ -56,9 +56,14 @@ test('a lock with no owner record (its maker died right after mkdir) is taken ov
   fs.mkdirSync(paths.lease, { recursive: true });
   const lease = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString(), unrecordedGraceMs: 0 });
   await lease.release();
-  // with the real grace, a fresh unrecorded lock may still be its maker's: busy
+  // with the real grace, a fresh unrecorded lock may still be its maker's: busy, and it says when to look again
   fs.mkdirSync(paths.lease);
-  await assert.rejects(acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() }), /busy/);
+  await assert.rejects(acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() }), (e: unknown) => {
+    const err = e as { code?: string; retryAfterMs?: number };
+    assert.equal(err.code, 'busy');
+    assert.ok(err.retryAfterMs !== undefined && err.retryAfterMs > 0 && err.retryAfterMs <= 2050, `retryAfterMs ${err.retryAfterMs}`);
+    return true;
+  });
 });
 
 test('a lock whose recorded pid now belongs to another process (reused) is taken over', async (t) => {
