@@ -19,9 +19,16 @@ const ppidOf = (pid: number): number | null => {
   }
 };
 
-/** Starts `sleep` as a session leader whose parent exits at once, in `cwd`: an orphan, like a sandbox whose daemon was killed. */
-function orphan(cwd: string): number {
-  const r = spawnSync('bash', ['-c', 'setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo $!'], { cwd, encoding: 'utf8' });
+/**
+ * Starts a session leader whose parent exits at once, in `cwd`: an orphan. As
+ * the runtime's shell (`bash --noprofile --norc --noediting`, here reading a
+ * FIFO that never opens for writing so it waits forever), or as anything else.
+ */
+function orphan(cwd: string, asShell = true): number {
+  const cmd = asShell
+    ? `mkfifo .hold-$$ 2>/dev/null; setsid bash --noprofile --norc --noediting -c 'read x < .hold-'$$ >/dev/null 2>&1 < /dev/null & echo $!`
+    : 'setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo $!';
+  const r = spawnSync('bash', ['-c', cmd], { cwd, encoding: 'utf8' });
   return Number(r.stdout.trim());
 }
 
@@ -32,8 +39,9 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
   const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-not-a-session-'));
   const mine = orphan(ws);
   const other = orphan(elsewhere);
+  const notAShell = orphan(ws, false); // a person's own process in a workspace: left alone
   t.after(() => {
-    for (const p of [mine, other]) {
+    for (const p of [mine, other, notAShell]) {
       try {
         process.kill(p, 'SIGKILL');
       } catch {
@@ -47,6 +55,7 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
   for (let i = 0; i < 100 && ppidOf(mine) !== null; i++) await new Promise((r) => setImmediate(r));
   assert.equal(ppidOf(mine), null, 'the orphan in a session workspace is gone');
   assert.equal(ppidOf(other), 1, 'a process elsewhere is left alone');
+  assert.equal(ppidOf(notAShell), 1, 'a process that is not the runtime shell is left alone, even in a workspace');
 });
 
 test('a lock with no owner record (its maker died right after mkdir) is taken over, not waited on', async (t) => {
