@@ -50,6 +50,16 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
     }
     fs.rmSync(elsewhere, { recursive: true, force: true });
   });
+  // The orphan runs `setsid`, which then becomes bash: look only once it has (bounded; a loaded machine may take a moment).
+  const isShellNow = () => {
+    try {
+      return fs.readFileSync(`/proc/${mine}/cmdline`, 'utf8').includes('--noediting') && fs.readFileSync(`/proc/${mine}/stat`, 'utf8').split(') ')[1]!.split(' ')[3] === String(mine);
+    } catch {
+      return false;
+    }
+  };
+  for (let i = 0; i < 500 && !isShellNow(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(isShellNow(), 'the orphan became the shell');
   if (ppidOf(mine) !== 1) return t.skip('this machine hands orphans to a subreaper, not to init');
   assert.equal(reapOrphanSandboxes(h.home.sessionsDir), 1);
   for (let i = 0; i < 100 && ppidOf(mine) !== null; i++) await new Promise((r) => setImmediate(r));
