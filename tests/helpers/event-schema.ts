@@ -23,6 +23,8 @@ export const EXTENSIONS = new Set([
   'wakes',
   'continuation',
   'created_at_of',
+  'cache_read_share',
+  'context',
   'proof',
   'inbox',
   'reason',

@@ -45,6 +45,36 @@ export interface RecordedRequest {
   };
   /** Set when the client went away before the response ended (abort). */
   aborted: boolean;
+  /**
+   * The request exactly as sent. `body` is the same with each run's note
+   * (the `[openboa] now …` block that closes a run's user turn, see
+   * system-prompt.ts runContext) taken out of the messages, so tests about
+   * the conversation read the conversation; tests about the notes, the cache
+   * breakpoints or the bytes sent read `raw`.
+   */
+  raw: RecordedRequest['body'];
+}
+
+/** `body` without the runtime's per-run notes in its messages (a message left empty is dropped), and without cache_control marks. */
+export function withoutRunNotes(body: RecordedRequest['body']): RecordedRequest['body'] {
+  if (!Array.isArray(body.messages)) return body;
+  const strip = (b: Record<string, unknown>) => {
+    const { cache_control: _c, ...rest } = b;
+    return rest;
+  };
+  const messages = body.messages
+    .map((m) => (Array.isArray(m.content) ? { ...m, content: m.content.filter((b) => !(b.type === 'text' && typeof b.text === 'string' && b.text.startsWith('[openboa] now '))).map(strip) } : m))
+    .filter((m) => !Array.isArray(m.content) || m.content.length > 0);
+  // Two user turns that the note kept apart would be one without it.
+  const merged: typeof messages = [];
+  for (const m of messages) {
+    const last = merged[merged.length - 1];
+    if (last && last.role === m.role && Array.isArray(last.content) && Array.isArray(m.content)) merged[merged.length - 1] = { ...last, content: [...last.content, ...m.content] };
+    else merged.push(m);
+  }
+  const system = Array.isArray(body.system) ? (body.system as Array<{ text?: string }>).map((b) => b.text ?? '').join('') : body.system;
+  const tools = Array.isArray(body.tools) ? body.tools.map((t) => strip(t as unknown as Record<string, unknown>) as unknown as (typeof body.tools)[number]) : body.tools;
+  return { ...body, messages: merged, ...(system !== undefined ? { system } : {}), ...(tools ? { tools } : {}) };
 }
 
 export interface FakeAnthropic {
@@ -143,7 +173,7 @@ export async function startFakeAnthropic(steps: Step[] = []): Promise<FakeAnthro
       } catch {
         body = {} as RecordedRequest['body'];
       }
-      const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, aborted: false };
+      const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: withoutRunNotes(body), raw: body, aborted: false };
       requests.push(rec);
       for (const w of waiters.filter((x) => requests.length >= x.n)) w.resolve();
       let closed = false;

@@ -1,5 +1,6 @@
 import { sessionStatus } from '../../core/session-ops.js';
 import type { CommandSpec } from '../command.js';
+import { cacheReadShare } from '../../core/schema/index.js';
 import { TAIL_GRACE_MS } from '../../core/store/jsonl.js';
 import { redactFor } from '../session-redactor.js';
 
@@ -12,7 +13,7 @@ export const status: CommandSpec = {
     const st = await sessionStatus(ctx.store, ctx.deps.clock, args.id as string);
     const s = st.snapshot;
     const { journals: _journals, reported: _reported, ...snapshot } = s;
-    ctx.out.result({ ...snapshot, lease: st.lease, requires_action: st.requires_action, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at }, () => {
+    ctx.out.result({ ...snapshot, cache_read_share: cacheReadShare(s.usage), lease: st.lease, requires_action: st.requires_action, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at }, () => {
       const lines = [
         `session    ${s.id}${s.title ? `  "${s.title}"` : ''}`,
         `agent      ${s.agent_id}   environment ${s.environment_id}`,
@@ -20,7 +21,7 @@ export const status: CommandSpec = {
         `lease      ${st.lease.held ? `held${st.lease.owner ? ` by pid ${st.lease.owner.pid} on ${st.lease.owner.host} (${st.lease.owner.purpose}${st.lease.owner.wake_id ? ` ${st.lease.owner.wake_id}` : ''})` : ''}` : 'free'}`,
         `last run   ${s.last_wake_id ?? '-'}`,
         ...(s.last_error ? [`last error ${s.last_error.message}${s.last_error.code ? ` (${s.last_error.code}, ${s.last_error.at})` : ` (${s.last_error.at})`}`] : []),
-        `usage      ${s.usage.input_tokens} in, ${s.usage.output_tokens} out, ${s.usage.model_requests} model requests`,
+        `usage      ${s.usage.input_tokens} in, ${s.usage.output_tokens} out, ${s.usage.model_requests} model requests; ${Math.round(cacheReadShare(s.usage) * 100)}% of input read from the prompt cache (${s.usage.cache_read_input_tokens} tokens)`,
         `pending    ${st.pending_events.length} event(s)${st.pending_events.length ? `: ${st.pending_events.map((p) => `${p.id} (${p.type}, line ${p.line})`).join(', ')}` : ''}`,
       ];
       if (st.requires_action.length) {

@@ -42,13 +42,14 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
         timeout: o.timeoutMs ?? 600_000,
       });
       try {
+        const cached = withCacheBreakpoints(req);
         const stream = client.messages.stream(
           {
             model: req.model,
-            system: req.system,
             max_tokens: req.max_tokens,
-            messages: req.messages as never,
-            ...(req.tools.length ? { tools: req.tools as never } : {}),
+            ...(cached.system.length ? { system: cached.system as never } : {}),
+            messages: cached.messages as never,
+            ...(cached.tools.length ? { tools: cached.tools as never } : {}),
           },
           { signal },
         );
@@ -78,6 +79,27 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
       }
     },
   };
+}
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+/**
+ * The request with prompt-cache breakpoints where the Messages API takes them
+ * (at most 4): the last tool, the system prompt, and the last block of the
+ * newest message. Every request of a session repeats the one before as its
+ * prefix (the system prompt holds no per-run facts; see system-prompt.ts), so
+ * each request reads from the cache what the previous one wrote, and writes
+ * only what is new. Copies; never changes `req`.
+ */
+export function withCacheBreakpoints(req: ModelRequest): { system: Array<Record<string, unknown>>; tools: Array<Record<string, unknown>>; messages: Array<Record<string, unknown>> } {
+  const tools = req.tools.map((t, i) => (i === req.tools.length - 1 ? { ...t, cache_control: EPHEMERAL } : { ...t }));
+  const system = req.system ? [{ type: 'text', text: req.system, cache_control: EPHEMERAL }] : [];
+  const messages = req.messages.map((m, i) => {
+    if (i !== req.messages.length - 1 || m.content.length === 0) return m as unknown as Record<string, unknown>;
+    const content = m.content.map((b, k) => (k === m.content.length - 1 ? { ...b, cache_control: EPHEMERAL } : b));
+    return { ...m, content } as unknown as Record<string, unknown>;
+  });
+  return { system, tools, messages };
 }
 
 /** Maps an SDK failure to a ModelError (Managed Agents' error types). */

@@ -259,6 +259,8 @@ export class ConversationBuilder {
       case 'session.status_running':
         for (const id of e.processed_event_ids) this.takeIn(id);
         for (const w of e.wakes ?? []) this.userBlocks.push({ type: 'text', text: `[scheduled revisit ${w.id}, due ${w.due_at}] ${w.reason}` });
+        // The run's note (time, run, why, pending revisits) closes its user turn: stored in the log, so a rebuild is identical.
+        if (e.context && !e.continuation) this.userBlocks.push({ type: 'text', text: e.context });
         break;
       case 'span.model_request_start':
         this.closeAssistant();

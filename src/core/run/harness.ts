@@ -8,7 +8,7 @@
  * throw for anything the model or a tool does.
  */
 import { iso } from '../clock.js';
-import type { NewEvent, SessionEvent, SessionSnapshot, StopReason } from '../schema/index.js';
+import { cacheReadShare, type NewEvent, type SessionEvent, type SessionSnapshot, type StopReason } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
 import { awaitsModel } from './conversation.js';
 import { fitWindow } from './fit-window.js';
@@ -125,7 +125,7 @@ function replyEvents(run: RunState, res: ModelResponse, startId: string): NewEve
       else out.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: ev.permission });
     }
   }
-  out.push({ type: 'span.model_request_end', model_request_start_id: startId, is_error: false, model_usage: res.usage });
+  out.push({ type: 'span.model_request_end', model_request_start_id: startId, is_error: false, model_usage: res.usage, cache_read_share: cacheReadShare(res.usage) });
   return out;
 }
 
@@ -153,22 +153,15 @@ export async function runHarness(run: RunState): Promise<Ending> {
     }
 
     // Well-formed like every text of the request: revisit reasons come from hand-written lines.
-    const system = wellFormed(systemPrompt({
-      system: run.agent.def.system,
-      instructions: run.agent.instructions,
-      skills: run.skills,
-      facts: {
-        sessionId: run.sessionId,
-        agentId: run.agent.id,
-        environmentId: run.environment.id,
-        nowIso: iso(run.rt.deps.clock.now()),
-        wakeId: run.runId,
-        trigger: run.trigger,
-        wakeReason: run.wakeReason,
-        env: run.env,
-        pendingWakes: snap.pending_wakes,
-      },
-    }));
+    // The same for every request of the session: what changes per run is in its user turn (runContext).
+    const system = wellFormed(
+      systemPrompt({
+        system: run.agent.def.system,
+        instructions: run.agent.instructions,
+        skills: run.skills,
+        facts: { sessionId: run.sessionId, agentId: run.agent.id, environmentId: run.environment.id, env: run.env },
+      }),
+    );
     const tools = wellFormedDeep(run.catalog.offered);
     const messages = fitWindow(run, { conv, system, tools, reported: snap.reported });
     const req: ModelRequest = { model: run.agent.def.model, system, messages, tools, max_tokens: limits.max_output_tokens };

@@ -1,26 +1,40 @@
 /**
- * The system prompt of a run: the agent's `system`, then AGENTS.md, then a
- * skill index (name and description; bodies on demand through the `skill`
- * tool), then a short block of runtime facts. Everything else the agent may
- * want is in /runtime, rereadable at any time.
+ * The system prompt: the agent's `system`, then AGENTS.md, then a skill index
+ * (name and description; bodies on demand through the `skill` tool), then a
+ * short block of facts that hold for the whole session. It is the same for
+ * every request of a session (until its definition changes), so that each
+ * request repeats the previous one as its prefix and the prompt cache hits.
+ *
+ * What changes from run to run (the time, the run id, why it woke, the
+ * pending revisits) is not here: runContext() renders it once per run, the
+ * run stores it in its session.status_running (`context`), and it enters the
+ * conversation as the last block of that run's user turn, so a conversation
+ * rebuilt from the log is the same, byte for byte.
+ *
+ * Everything else the agent may want is in /runtime, rereadable at any time.
  */
 import type { Skill } from './skills.js';
 import type { RunEnvironment } from './environment.js';
 import type { PendingWake } from '../schema/index.js';
 
-export interface PromptFacts {
+/** Facts that hold for the whole session: they belong in the (cached) system prompt. */
+export interface SessionFacts {
   sessionId: string;
   agentId: string;
   environmentId: string;
+  env: RunEnvironment;
+}
+
+/** Facts of one run: they go into its user turn (runContext). */
+export interface RunFacts {
   nowIso: string;
   wakeId: string;
   trigger: string;
   wakeReason: string;
-  env: RunEnvironment;
-  pendingWakes: PendingWake[];
+  pendingWakes: readonly PendingWake[];
 }
 
-export function systemPrompt(o: { system: string; instructions: string | null; skills: Skill[]; facts: PromptFacts }): string {
+export function systemPrompt(o: { system: string; instructions: string | null; skills: Skill[]; facts: SessionFacts }): string {
   const parts: string[] = [];
   if (o.system.trim()) parts.push(o.system.trim());
   if (o.instructions?.trim()) parts.push(`# Instructions (AGENTS.md)\n\n${o.instructions.trim()}`);
@@ -39,7 +53,7 @@ export function systemPrompt(o: { system: string; instructions: string | null; s
   return parts.join('\n\n');
 }
 
-function runtimeFacts(f: PromptFacts): string {
+function runtimeFacts(f: SessionFacts): string {
   const p = f.env.posture;
   const sandbox = p
     ? p.isolation === 'bwrap'
@@ -48,17 +62,18 @@ function runtimeFacts(f: PromptFacts): string {
         ? `network closed (unshare), but files are NOT confined; your workspace is at ${f.env.homeDir} in the shell (the file tools still take /workspace paths)`
         : `none (unconfined process); your workspace is at ${f.env.homeDir} in the shell (the file tools take /workspace paths)`
     : `unavailable: ${f.env.sandboxError}`;
-  const wakes = f.pendingWakes.length
-    ? f.pendingWakes.map((w) => `  - ${w.id} due ${w.due_at}: ${w.reason}`).join('\n')
-    : '  (none)';
   return [
     '# Runtime',
     '',
     `- session ${f.sessionId} (agent ${f.agentId}, environment ${f.environmentId})`,
-    `- now ${f.nowIso}; this run ${f.wakeId}, woken by ${f.trigger}: ${f.wakeReason}`,
     `- sandbox: ${sandbox}`,
     '- /runtime (read-only) holds your runtime facts: environment.json, tools.json, shell.json, context.json, event-feed.md, traces/',
-    '- to come back later, use schedule_wake; pending revisits:',
-    wakes,
+    '- each run starts with a note of its time, why it woke and your pending revisits; to come back later, use schedule_wake',
   ].join('\n');
+}
+
+/** The note that opens a run's part of the conversation: when, which run, why, what is scheduled. */
+export function runContext(f: RunFacts): string {
+  const wakes = f.pendingWakes.length ? f.pendingWakes.map((w) => `  - ${w.id} due ${w.due_at}: ${w.reason}`).join('\n') : '  (none)';
+  return [`[openboa] now ${f.nowIso}; this run ${f.wakeId}, woken by ${f.trigger}: ${f.wakeReason}`, 'pending revisits:', wakes].join('\n');
 }

@@ -38,6 +38,7 @@ import { LogWindow } from './log-window.js';
 import { RuntimeFiles } from './runtime-files.js';
 import { loadSkills } from './skills.js';
 import { runHarness, runTool, error as appendError, type Ending } from './harness.js';
+import { runContext } from './system-prompt.js';
 import { backoffMs } from './backoff.js';
 import type { AbortReason, RunState, Runtime, WakeOptions, WakeResult } from './run-state.js';
 
@@ -276,6 +277,18 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
         processed_event_ids: plan.take.map((p) => p.id),
         ...createdAtOf(plan.take),
         ...(plan.wakes.length ? { wakes: plan.wakes.map((w) => ({ id: w.id, reason: w.reason, due_at: w.due_at })) } : {}),
+        // What changes from run to run goes into this run's user turn, not the (cached) system prompt.
+        ...(plan.take.length || plan.wakes.length
+          ? {
+              context: runContext({
+                nowIso: iso(deps.clock.now()),
+                wakeId: runId,
+                trigger: plan.trigger,
+                wakeReason,
+                pendingWakes: snap.pending_wakes.filter((w) => !plan.wakes.some((x) => x.id === w.id)),
+              }),
+            }
+          : {}),
       },
     ]);
     // The log must have accepted this run; if it did not (its run key was replaced, a clock far behind

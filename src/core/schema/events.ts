@@ -97,6 +97,12 @@ export const SessionStatusRunning = event('session.status_running', {
   wakes: z.array(ConsumedWakeRef).optional(),
   /** true on the records that take in messages arriving during a run (mid-run steering). */
   continuation: z.boolean().optional(),
+  /**
+   * The note that opens this run's part of the conversation (time, run, why
+   * it woke, pending revisits), kept here so a rebuilt conversation is the
+   * same byte for byte; only on a run that takes something in.
+   */
+  context: z.string().optional(),
   /** HMAC of the session and run ids under the session's run key (src/core/store/run-key.ts): only the runtime can open a run. */
   proof: z.string().optional(),
   /** The pinned created_at of taken-in events whose lines had none (their first read; see session.json's pending_events). */
@@ -170,7 +176,15 @@ export const SpanModelRequestEnd = event('span.model_request_end', {
   model_request_start_id: z.string(),
   is_error: z.boolean(),
   model_usage: ModelUsage,
+  /** Our extension: the share of this request's input read from the prompt cache (cache_read / all input), 0–1. */
+  cache_read_share: z.number().min(0).max(1).optional(),
 });
+
+/** The share of input tokens read from the prompt cache: cache reads over all input (uncached, written, read). */
+export function cacheReadShare(u: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number }): number {
+  const all = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+  return all > 0 ? Math.round((u.cache_read_input_tokens / all) * 1000) / 1000 : 0;
+}
 export const SpanOutcomeEvaluationStart = event('span.outcome_evaluation_start', {
   outcome_id: z.string(),
   iteration: z.number().int().nonnegative(),
