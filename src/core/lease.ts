@@ -76,20 +76,19 @@ export async function acquireLease(p: LockPaths, opts: AcquireOptions): Promise<
     if (breakAbandoned(p, grace)) return lockOnce(p, opts);
     // A lock no record describes yet is either being made (its record follows at once) or was
     // left by a maker that died: either way the answer is known after the grace, not after 10 s.
-    const young = unrecordedAge(p);
-    if (young !== null && OpenboaError.is(e)) e.retryAfterMs = Math.max(0, grace - young) + 50;
+    const idle = unrecordedIdle(p);
+    if (idle !== null && OpenboaError.is(e)) e.retryAfterMs = Math.max(0, grace - idle) + 50;
     throw e;
   }
 }
 
-/** How old the lock is when no owner record describes it (ms), else null. */
-function unrecordedAge(p: LockPaths): number | null {
+/** How long the lock has gone without a refresh when no owner record describes it (ms), else null. */
+function unrecordedIdle(p: LockPaths): number | null {
   try {
-    const b = fs.statSync(p.lease).birthtimeMs;
-    if (!b) return null;
+    const st = fs.statSync(p.lease);
     const owner = readLeaseOwner(p);
-    if (owner && owner.locked_ms !== undefined && Math.abs(b - owner.locked_ms) <= 2000) return null;
-    return Math.max(0, Date.now() - b);
+    if (st.birthtimeMs && owner && owner.locked_ms !== undefined && Math.abs(st.birthtimeMs - owner.locked_ms) <= 2000) return null;
+    return Math.max(0, Date.now() - st.mtimeMs);
   } catch {
     return null;
   }
@@ -136,11 +135,13 @@ function holderAlive(owner: LeaseOwner): boolean {
 
 /**
  * A holder writes its owner record right after making the lock; one that
- * died in between leaves a lock no record describes. Such a lock, never
- * refreshed (its mtime still its birth time) and older than this, is
- * abandoned: a live holder would have written its record long before.
+ * died in between leaves a lock no record describes. Such a lock is
+ * abandoned once it has gone this long without a refresh: a live holder
+ * refreshes every stale/2 = 5 s, record or not (its record may be missing
+ * because writing it failed, or late because its event loop stalled), so
+ * 6 s without a refresh cannot be a live holder's.
  */
-const UNRECORDED_GRACE_MS = 2000;
+const UNRECORDED_GRACE_MS = 6000;
 
 /**
  * A lease whose holder died on this machine need not wait to go stale. It is
@@ -168,16 +169,14 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
   if (recorded) {
     if (owner.host !== os.hostname() || !BOOT_ID || !PID_NS || owner.boot_id !== BOOT_ID || owner.pid_ns !== PID_NS || holderAlive(owner)) return false;
   } else {
-    // No record of this lock's holder: abandoned only if it was never refreshed and is past the grace.
-    // (proper-lockfile sets the mtime up to ~1 s ahead when it makes the lock; a refresh, every
-    // stale/2 = 5 s, moves it further.)
+    // No record of this lock's holder: abandoned only once it has gone the grace without a refresh.
     let st: fs.Stats;
     try {
       st = fs.statSync(p.lease);
     } catch {
       return false;
     }
-    if (st.mtimeMs - b > 2500 || Date.now() - b < unrecordedGraceMs) return false;
+    if (Date.now() - st.mtimeMs < unrecordedGraceMs) return false;
   }
   const tomb = `${p.lease}.dead-${process.pid}-${Date.now()}`;
   try {
@@ -194,8 +193,12 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
     }
     return false;
   }
-  fs.rmSync(tomb, { recursive: true, force: true });
-  fs.rmSync(p.leaseOwner, { force: true });
+  try {
+    fs.rmSync(tomb, { recursive: true, force: true });
+    fs.rmSync(p.leaseOwner, { force: true });
+  } catch {
+    // the lock is ours to take either way; leftovers are harmless
+  }
   return true;
 }
 

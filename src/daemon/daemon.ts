@@ -36,7 +36,7 @@ import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
 import { recordActivation } from './activations.js';
 import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
-import { inboxHasFiles } from '../core/store/inbox.js';
+import { inboxSignature } from '../core/store/inbox.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 
 export interface DaemonOptions {
@@ -84,6 +84,8 @@ export class Daemon {
   private readonly heldByDefinitions = new Set<string>();
   /** Sessions to run now, backoff or not (their cause was fixed). */
   private readonly retryNow = new Set<string>();
+  /** Sessions whose last drain left inbox/ unchanged: its signature then (see inboxWork). */
+  private readonly inboxStuck = new Map<string, { sig: string; at: number }>();
   private readonly log: OperatorLog;
   private cancelSweep: (() => void) | null = null;
   private stopping = false;
@@ -123,6 +125,23 @@ export class Daemon {
       onWarn: (m) => this.log.notice(m),
       onReady: () => this.log.notice('watching agents/ and environments/ for fixes to definitions', { event: 'definitions_watcher_ready' }),
     });
+  }
+
+  /**
+   * Whether the session's inbox/ has something a drain could take. Not when
+   * the last drain left it exactly as it was (a file it cannot move, a marker
+   * it cannot write): draining again at once would only report the same
+   * problem again and wake the daemon with that report, in a loop. It is
+   * looked at again when the inbox changes, or after a sweep period.
+   */
+  private inboxWork(id: string): boolean {
+    const sig = inboxSignature(this.rt.store.paths(id));
+    if (sig === null) {
+      this.inboxStuck.delete(id);
+      return false;
+    }
+    const stuck = this.inboxStuck.get(id);
+    return !stuck || stuck.sig !== sig || this.rt.deps.clock.now() - stuck.at >= this.o.sweepMs;
   }
 
   /** A definition changed: retry at once the sessions a broken definition held back. */
@@ -206,7 +225,7 @@ export class Daemon {
     }
     this.blockedUntil.delete(id);
     const plan = planRun(snap, now, { retryNow: this.retryNow.has(id) });
-    if (plan.runnable || snap.rejected.length > 0 || inboxHasFiles(this.rt.store.paths(id))) {
+    if (plan.runnable || snap.rejected.length > 0 || this.inboxWork(id)) {
       this.scheduler.set(id, null);
       return this.request(id, snap);
     }
@@ -237,6 +256,7 @@ export class Daemon {
     const at = () => iso(this.rt.deps.clock.now());
     let skipped = false;
     let result: WakeResult | null = null;
+    const inboxBefore = inboxSignature(this.rt.store.paths(id));
     try {
       const r = await wake(this.rt, id, {
         signal: entry.controller.signal,
@@ -281,6 +301,9 @@ export class Daemon {
       }
     } finally {
       this.running.delete(id);
+      const inboxAfter = inboxSignature(this.rt.store.paths(id));
+      if (inboxAfter !== null && inboxAfter === inboxBefore) this.inboxStuck.set(id, { sig: inboxAfter, at: this.rt.deps.clock.now() });
+      else this.inboxStuck.delete(id);
       if (result?.outcome === 'executed') {
         const progress = result.processed_event_ids.length > 0 || result.wakes_consumed.length > 0;
         if (progress) this.idleRuns.delete(id);
@@ -390,6 +413,7 @@ export class Daemon {
 
   private forget(id: string) {
     this.known.delete(id);
+    this.inboxStuck.delete(id);
     this.heldByDefinitions.delete(id);
     this.retryNow.delete(id);
     this.blockedUntil.delete(id);
@@ -414,7 +438,7 @@ export class Daemon {
           return -1;
         }
       };
-      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || inboxHasFiles(p)) this.evaluate(id);
+      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || this.inboxWork(id)) this.evaluate(id);
     }
   }
 

@@ -31,7 +31,7 @@ export async function lockHome(home: Home, nowIso: string): Promise<Lease> {
       return await acquireLease(p, { purpose: 'daemon', nowIso, what: 'this home' });
     } catch (e) {
       // A lock with no record yet: wait out the short grace once, then it is either described or taken over.
-      if (!OpenboaError.is(e) || e.code !== 'busy' || e.retryAfterMs === undefined || e.retryAfterMs > 5000) throw e;
+      if (!OpenboaError.is(e) || e.code !== 'busy' || e.retryAfterMs === undefined || e.retryAfterMs > 7000) throw e;
       await new Promise((r) => setTimeout(r, e.retryAfterMs));
       return await acquireLease(p, { purpose: 'daemon', nowIso, what: 'this home' });
     }

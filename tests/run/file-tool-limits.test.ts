@@ -64,3 +64,15 @@ test('read of a huge directory lists a bounded, sorted part and says there is mo
   const names = text.slice(0, 2000);
   assert.deepEqual(names, [...names].sort());
 });
+
+test('grep: a pattern long or nested enough to crash the regexp compiler is refused before it is compiled', async (t) => {
+  const nest = `${'(?:a|'.repeat(40)}b${')*'.repeat(40)}`;
+  const long = 'a'.repeat(2001);
+  const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_n', name: 'grep', input: { pattern: nest } }, { id: 'toolu_l', name: 'grep', input: { pattern: long } }, { id: 'toolu_ok', name: 'grep', input: { pattern: '(a|(b|c))[()]' } }] }, { text: 'ok' }] });
+  const id = b.session('search');
+  await b.wake(id);
+  const res = toolResults(b.fake.requests[1]!);
+  assert.match(res.get('toolu_n')!.text, /pattern nests groups 40 deep; at most 32/);
+  assert.match(res.get('toolu_l')!.text, /pattern is 2001 characters; at most 2000/);
+  assert.equal(res.get('toolu_ok')!.isError, false, 'parentheses in a class do not count');
+});

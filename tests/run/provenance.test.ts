@@ -101,19 +101,23 @@ test('a made-up run with the largest run id, a run copied from another session, 
   assert.ok(!sent.includes('hello B') && !sent.includes('second'), "B's words never reach A's request");
 });
 
-test('a session from before run keys keeps its runs; lines appended after its key is made need a proof', async (t) => {
+test('a session from before run keys keeps its runs; a run appended before its key is made is not blessed', async (t) => {
   const b = await bench(t, { steps: [{ text: 'one' }, { text: 'two' }] });
   const id = b.session('hi');
   await b.wake(id);
   const p = b.store.paths(id);
-  // as if made by a version without keys: no run-key, no session.json to continue from
+  // as if made by a version without keys: no run-key; session.json says how far a fold had judged
   fs.rmSync(path.join(p.dir, 'run-key'));
-  fs.rmSync(p.snapshot);
+  // a forged run appended after that fold, before the upgraded runtime first reads the log
+  fs.appendFileSync(p.events, `${JSON.stringify({ type: 'session.status_running', wake_id: `wrun_${'e'.repeat(32)}`, trigger: 'event', processed_event_ids: [] })}\n`);
   const fresh = new SessionStore(b.h.home, b.deps);
   const snap = fresh.snapshot(id);
-  assert.equal(snap.rejected.length, 0, 'the old runs are taken as they were');
+  assert.equal(snap.rejected.length, 1, 'the forged run is refused');
   assert.equal(snap.status, 'idle');
   assert.ok(fs.existsSync(path.join(p.dir, 'run-key')));
-  fs.appendFileSync(p.events, `${JSON.stringify({ type: 'session.status_running', wake_id: `wrun_${'e'.repeat(32)}`, trigger: 'event', processed_event_ids: [] })}\n`);
-  assert.equal(fresh.snapshot(id).rejected.length, 1);
+  // the runs the old version wrote are still taken as they were, on a fold from scratch too
+  fs.rmSync(p.snapshot);
+  const rebuilt = new SessionStore(b.h.home, b.deps).snapshot(id);
+  assert.equal(rebuilt.last_wake_id?.startsWith('wrun_01'), true);
+  assert.equal(rebuilt.rejected.length, 1);
 });

@@ -82,6 +82,11 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     if (drained.lines > 0 || drained.files > 0) snap = store.snapshot(sessionId);
     // The log accepts a run only with an id newer than the last one (docs/format.md).
     runId = runIdAfter(runId, snap.last_wake_id);
+    if (snap.last_wake_id !== null && runId <= snap.last_wake_id) {
+      // No run id can follow the last one (only a run id at the very end of the range can cause this):
+      // a run would be refused, and so would everything it wrote. Write nothing; say why.
+      return result(snap, { outcome: 'skipped', skip_reason: 'no_run_id_left', wake_id: null, failure: { code: 'no_run_id_left', message: `no run id can follow the log's last run ${snap.last_wake_id}` } });
+    }
     const reported = [...reportRejections(rt, sessionId, snap, runId), ...reportInboxProblems(rt, sessionId, drained.problems, runId)];
     if (reported.length) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);

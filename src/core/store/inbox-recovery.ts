@@ -4,6 +4,7 @@
  * the log is read from there and each file's stamped lines counted, so only
  * what is missing is appended again.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { at, READ_FLAGS } from '../sandbox/beneath.js';
 import { MAX_LINE_BYTES, readLines, type Cursor } from './jsonl.js';
@@ -61,7 +62,11 @@ export function readMarker(taking: number): Marker | null {
     return null;
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) return null;
+    if (!fs.fstatSync(fd).isFile()) {
+      // Not ours (a directory or FIFO someone made): set it aside, so the marker can be written.
+      fs.renameSync(at(taking, MARKER), at(taking, `.junk-${crypto.randomBytes(6).toString('hex')}`));
+      return null;
+    }
     const m = /^(\d{1,15}) (\d{1,15})\n$/.exec(readUpTo(fd, 64).toString('latin1'));
     return m ? { ino: Number(m[1]), offset: Number(m[2]) } : null;
   } finally {
@@ -79,13 +84,23 @@ export function writeMarker(taking: number, events: string): void {
   } catch (e) {
     if (codeOf(e) !== 'ENOENT') throw e;
   }
+  // Written to a fresh name and renamed over .append: whatever was at .append (not ours) cannot make this fail.
   const C = fs.constants;
-  const fd = fs.openSync(at(taking, MARKER), C.O_WRONLY | C.O_CREAT | C.O_TRUNC | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY, 0o644);
+  const tmp = `.append-${crypto.randomBytes(6).toString('hex')}`;
+  const fd = fs.openSync(at(taking, tmp), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY, 0o644);
   try {
     fs.writeSync(fd, `${ino} ${size}\n`);
     fs.fdatasyncSync(fd);
   } finally {
     fs.closeSync(fd);
+  }
+  try {
+    fs.renameSync(at(taking, tmp), at(taking, MARKER));
+  } catch (e) {
+    // a directory there: move it aside and try once more
+    fs.renameSync(at(taking, MARKER), at(taking, `.junk-${crypto.randomBytes(6).toString('hex')}`));
+    fs.renameSync(at(taking, tmp), at(taking, MARKER));
+    if (codeOf(e) !== 'EISDIR' && codeOf(e) !== 'ENOTEMPTY' && codeOf(e) !== 'EEXIST') throw e;
   }
   syncDir(taking);
 }

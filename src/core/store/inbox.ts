@@ -50,6 +50,7 @@
  * place. Renamed files are never held back: nothing would wake the daemon
  * when the wait ends (docs/format.md, "inbox/").
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionPaths } from '../home.js';
@@ -107,23 +108,35 @@ const notADirectory = (e: unknown) => codeOf(e) === 'ELOOP' || codeOf(e) === 'EN
 
 /** Whether drainInbox has anything to do: files to take, or an inbox/ or .taking to refuse. Never throws. */
 export function inboxHasFiles(paths: SessionPaths): boolean {
+  return inboxSignature(paths) !== null;
+}
+
+/**
+ * What drainInbox would look at, as one string (the names in inbox/ and in
+ * .taking), or null when it has nothing to do. Two equal signatures before
+ * and after a drain mean the drain made no progress: the daemon then waits
+ * for a change instead of draining again at once. Never throws.
+ */
+export function inboxSignature(paths: SessionPaths): string | null {
   let inbox: number | null = null;
   let taking: number | null = null;
   try {
     try {
       inbox = fs.openSync(paths.inbox, DIR_FLAGS);
     } catch (e) {
-      return notADirectory(e);
+      return notADirectory(e) ? 'not-a-directory:inbox' : null;
     }
-    if (freshNames(inbox).length > 0) return true;
+    const fresh = freshNames(inbox).map((n) => n.toString('hex'));
+    let ids: string[] = [];
     try {
       taking = fs.openSync(at(inbox, TAKING), DIR_FLAGS);
+      ids = takingIds(taking);
     } catch (e) {
-      return notADirectory(e);
+      if (notADirectory(e)) return 'not-a-directory:.taking';
     }
-    return takingIds(taking).length > 0;
+    return fresh.length || ids.length ? `${fresh.join(',')}|${ids.join(',')}` : null;
   } catch {
-    return false;
+    return null;
   } finally {
     closeQuietly(taking);
     closeQuietly(inbox);
@@ -302,23 +315,19 @@ function refuse(inbox: number, taking: number, id: string, why: string, result: 
 }
 
 /**
- * `base`, or `base.2`, `base.3`, ... whichever is free in the directory.
- * Only the lease holder makes `.refused-` names, so none appears between
- * this look and the rename that follows; anyone else who can write in the
- * directory could as well remove the file.
+ * `base` when it is free in the directory, else `base` with a random suffix:
+ * a name nobody could have taken in advance (anyone who can write inbox/ can
+ * make `.refused-x`, `.refused-x.2`, ...).
  */
 function freeName(dir: number, base: string): string {
-  const stem = fit(base, NAME_MAX - 6);
-  for (let k = 1; k < 10_000; k++) {
-    const name = k === 1 ? stem : `${stem}.${k}`;
-    try {
-      fs.lstatSync(at(dir, name));
-    } catch (e) {
-      if (codeOf(e) === 'ENOENT') return name;
-      throw e;
-    }
+  const stem = fit(base, NAME_MAX - 14);
+  try {
+    fs.lstatSync(at(dir, stem));
+  } catch (e) {
+    if (codeOf(e) === 'ENOENT') return stem;
+    throw e;
   }
-  throw new Error(`no free name for ${base}`);
+  return `${stem}.${crypto.randomBytes(6).toString('hex')}`;
 }
 
 /** `name` cut to at most `max` UTF-8 bytes, on a character boundary. */

@@ -13,8 +13,9 @@
  *
  * The key travels with the session folder (copy a session, and its history
  * stays proven). A session made before keys existed gets one on first use,
- * recording how many lines its log had then: runs on those lines are taken
- * as they were (they could not carry a proof); every later one needs it.
+ * recording how many lines a fold had judged before then (session.json's
+ * cursor; none without one): runs on those lines are taken as they were (they
+ * could not carry a proof); every later one needs it.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -48,7 +49,7 @@ export function writeNewRunKey(sessionDir: string): void {
  * Two processes making it at once agree on one: it is written to a temp file
  * and linked into place, which fails if another got there first.
  */
-export function loadRunKey(sessionDir: string, eventsFile: string): RunKey {
+export function loadRunKey(sessionDir: string, eventsFile: string, trustedLines: number): RunKey {
   const file = path.join(sessionDir, RUN_KEY_FILE);
   const read = (): RunKey | null => {
     try {
@@ -61,7 +62,9 @@ export function loadRunKey(sessionDir: string, eventsFile: string): RunKey {
   const have = read();
   if (have) return have;
   const tmp = path.join(sessionDir, `.${RUN_KEY_FILE}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
-  fs.writeFileSync(tmp, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: countLines(eventsFile) })}\n`, { mode: 0o600 });
+  // Only lines a fold had already judged (session.json's cursor) are taken as they were: counting the
+  // file now would also bless whatever was appended since, a forged run included.
+  fs.writeFileSync(tmp, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: Math.min(trustedLines, countLines(eventsFile)) })}\n`, { mode: 0o600 });
   try {
     fs.linkSync(tmp, file);
   } catch (e) {
@@ -104,7 +107,13 @@ export function runProof(k: RunKey, sessionId: string, runId: string): string {
 
 /** Whether an opening record at `line` is the runtime's: a matching proof, or a line from before the key. */
 export function proofHolds(k: RunKey, sessionId: string, runId: string, proof: string | undefined, line: number): boolean {
-  if (line <= k.legacyThroughLine) return true;
+  // A line from before the key: taken as it was, unless its run id claims a time more than a day ahead.
+  if (line <= k.legacyThroughLine) return runIdMs(runId) <= Date.now() + 86_400_000;
   if (typeof proof !== 'string' || !/^[0-9a-f]{32}$/.test(proof)) return false;
   return crypto.timingSafeEqual(Buffer.from(proof, 'hex'), Buffer.from(runProof(k, sessionId, runId), 'hex'));
+}
+
+/** The Unix milliseconds a run id carries (the first 48 bits of its UUIDv7). */
+function runIdMs(runId: string): number {
+  return parseInt(runId.slice(5, 17), 16);
 }

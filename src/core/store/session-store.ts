@@ -189,8 +189,9 @@ export class SessionStore {
   private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null): SessionSnapshot {
     const now = this.deps.clock.now();
     let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
+    const trusted = base ? s.journals.events.line : 0; // lines a fold judged before this one
     const ev = readLines(p.events, s.journals.events);
-    const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId), sessionId, runId, proof, line);
+    const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line);
     if (ev.reset && base) return this.fold(sessionId, p, null);
     for (const raw of ev.lines) {
       const r = parseEventLine(raw, now);
@@ -219,11 +220,11 @@ export class SessionStore {
   private readonly keys = new Map<string, RunKey>();
 
   /** The session's run key (made on first use for a session from before keys; see run-key.ts). */
-  runKey(sessionId: string): RunKey {
+  runKey(sessionId: string, trustedLines = 0): RunKey {
     let k = this.keys.get(sessionId);
     if (!k) {
       const p = this.paths(sessionId);
-      k = loadRunKey(p.dir, p.events);
+      k = loadRunKey(p.dir, p.events, trustedLines);
       this.keys.set(sessionId, k);
       if (this.keys.size > 4096) this.keys.delete(this.keys.keys().next().value as string);
     }

@@ -167,6 +167,26 @@ function searchRoot(ctx: ToolContext, p: string | undefined): Opened {
   return ctx.vfs.open(p ?? '/workspace');
 }
 
+/** Longest grep pattern, and deepest nest of groups in one, that grep compiles. */
+const MAX_GREP_PATTERN = 2000;
+const MAX_GREP_NESTING = 32;
+
+/** How deeply `(` nest in a pattern (escapes and classes skipped). */
+function groupDepth(pattern: string): number {
+  let depth = 0;
+  let max = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') max = Math.max(max, ++depth);
+    else if (c === ')') depth = Math.max(0, depth - 1);
+  }
+  return max;
+}
+
 /** Longest glob pattern, and most wildcards in one, that glob compiles. */
 const MAX_GLOB_PATTERN = 512;
 const MAX_GLOB_WILDCARDS = 24;
@@ -238,6 +258,11 @@ export const grepTool: Tool<typeof GrepInput> = {
   description: 'Search file contents with a regular expression (JavaScript syntax); prints path:line:text.',
   input: GrepInput,
   async run(input, ctx) {
+    // Bounded before it is compiled anywhere: V8's regexp compiler overflows on a deep enough nest
+    // (a fatal error, which a worker thread does not contain: the whole daemon would die).
+    if (input.pattern.length > MAX_GREP_PATTERN) return fail(`pattern is ${input.pattern.length} characters; at most ${MAX_GREP_PATTERN}`);
+    const depth = groupDepth(input.pattern);
+    if (depth > MAX_GREP_NESTING) return fail(`pattern nests groups ${depth} deep; at most ${MAX_GREP_NESTING}`);
     try {
       new RegExp(input.pattern);
     } catch (e) {
