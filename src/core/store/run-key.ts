@@ -39,8 +39,18 @@ export interface RunKey {
 
 /** Writes a fresh key file into a session folder being made (no log lines before it). */
 export function writeNewRunKey(sessionDir: string): void {
-  const file = path.join(sessionDir, RUN_KEY_FILE);
-  fs.writeFileSync(file, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: 0 })}\n`, { mode: 0o600, flag: 'wx' });
+  writeSynced(path.join(sessionDir, RUN_KEY_FILE), `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: 0 })}\n`);
+}
+
+/** Creates `file` (it must not exist) with `text`, on disk before it returns: a key lost to a power cut would unprove every run. */
+function writeSynced(file: string, text: string): void {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**
@@ -64,9 +74,15 @@ export function loadRunKey(sessionDir: string, eventsFile: string, trustedLines:
   const tmp = path.join(sessionDir, `.${RUN_KEY_FILE}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
   // Only lines a fold had already judged (session.json's cursor) are taken as they were: counting the
   // file now would also bless whatever was appended since, a forged run included.
-  fs.writeFileSync(tmp, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: Math.min(trustedLines, countLines(eventsFile)) })}\n`, { mode: 0o600 });
+  writeSynced(tmp, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: Math.min(trustedLines, countLines(eventsFile)) })}\n`);
   try {
     fs.linkSync(tmp, file);
+    const dir = fs.openSync(sessionDir, 'r');
+    try {
+      fs.fsyncSync(dir);
+    } finally {
+      fs.closeSync(dir);
+    }
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
   } finally {
