@@ -157,7 +157,10 @@ async function sendSse(res: http.ServerResponse, step: Extract<Step, { text?: st
   res.end();
 }
 
-export async function startFakeAnthropic(steps: Step[] = []): Promise<FakeAnthropic> {
+/** Usage a test or benchmark computes from the request as sent (e.g. a prompt-cache simulation), instead of the step's. */
+export type UsageFor = (raw: RecordedRequest['body']) => { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
+
+export async function startFakeAnthropic(steps: Step[] = [], o: { usageFor?: UsageFor } = {}): Promise<FakeAnthropic> {
   const queue = [...steps];
   const requests: RecordedRequest[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
@@ -203,7 +206,8 @@ export async function startFakeAnthropic(steps: Step[] = []): Promise<FakeAnthro
         return;
       }
       if (body.stream) {
-        void sendSse(res, step, () => closed);
+        const usage = o.usageFor ? o.usageFor(body) : undefined;
+        void sendSse(res, usage ? { ...step, usage: { ...step.usage, ...usage } } : step, () => closed);
       } else {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(message(step)));
