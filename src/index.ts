@@ -1,0 +1,15 @@
+/**
+ * openboa's public API: what a program that embeds the runtime (or the tests)
+ * imports, as `import { wake, SessionStore } from 'openboa'`. Everything else
+ * under src/ is internal and may move.
+ */
+export { Home, resolveHome, type SessionPaths } from './core/home.js';
+export { systemDeps, type Deps } from './core/deps.js';
+export { SessionStore, type StoreDeps } from './core/store/session-store.js';
+export { createSession, sendMessage, interruptSession, updateSession } from './core/session-ops.js';
+export { wake } from './core/run/wake.js';
+export type { Runtime, WakeOptions, WakeResult } from './core/run/run-state.js';
+export { OpenboaError, type ErrorCode } from './core/errors.js';
+export { Daemon, type DaemonOptions } from './daemon/daemon.js';
+export { lockHome, runningDaemon } from './daemon/home-lock.js';
+export * from './core/schema/index.js';
