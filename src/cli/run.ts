@@ -57,13 +57,22 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
   }
 }
 
+/** A core error in the CLI's words: the field as its flag, the answer as the command that gives it. */
+function cliWording(e: OpenboaError): string {
+  const d = e.data;
+  if (d.field) return `--${d.field} ${e.message}`;
+  if (d.answer_with === 'confirm') return `${e.message}: openboa confirm ${d.session_id} ${d.event_id} --allow|--deny`;
+  if (d.answer_with === 'tool-result') return `${e.message}: openboa tool-result ${d.session_id} ${d.event_id} <text>`;
+  return e.message;
+}
+
 function reportError(out: Output, e: unknown): number {
   if (e instanceof UsageError) {
     out.error('usage', e.message);
     return EXIT.usage;
   }
   if (OpenboaError.is(e)) {
-    out.error(e.code, e.message);
+    out.error(e.code, cliWording(e));
     switch (e.code) {
       case 'not_found':
         return EXIT.notFound;

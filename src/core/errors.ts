@@ -11,11 +11,19 @@ export class OpenboaError extends Error {
   readonly openboaError = true;
   /** For `busy`: when trying again can succeed, if that is known to be sooner than a stale lease (ms from now). */
   retryAfterMs?: number;
+  /**
+   * What a caller may word for its own user: `field` (the input the message
+   * is about, which a CLI names as its flag), `answer_with` ('confirm' or
+   * 'tool-result', with `session_id` and `event_id`). Core messages never
+   * name a flag or a command.
+   */
+  readonly data: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; data?: Record<string, string> }) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.code = code;
     this.name = 'OpenboaError';
+    this.data = options?.data ?? {};
   }
 
   static is(e: unknown): e is OpenboaError {
@@ -25,4 +33,6 @@ export class OpenboaError extends Error {
 
 export const notFound = (message: string) => new OpenboaError('not_found', message);
 export const busy = (message: string) => new OpenboaError('busy', message);
-export const invalidInput = (message: string, cause?: unknown) => new OpenboaError('invalid_input', message, { cause });
+export const invalidInput = (message: string, cause?: unknown, data?: Record<string, string>) => new OpenboaError('invalid_input', message, { cause, ...(data ? { data } : {}) });
+/** Bad input about one field: the message says what is wrong with it, without naming how a caller spelled it. */
+export const invalidField = (field: string, message: string) => new OpenboaError('invalid_input', message, { data: { field } });

@@ -9,7 +9,7 @@ import { loadAgent, loadEnvironment } from './definitions.js';
 import { SessionStore } from './store/session-store.js';
 import { dueWakes, nextWakeAt, openActions } from './store/fold.js';
 import { leaseHeld, readLeaseOwner, type LeaseOwner } from './lease.js';
-import { invalidInput } from './errors.js';
+import { invalidField, invalidInput } from './errors.js';
 import type { SessionEvent, SessionSnapshot, UserContentBlock } from './schema/index.js';
 
 export interface CreateInput {
@@ -52,15 +52,15 @@ export function scheduleRevisit(
   if (when.at !== undefined) {
     dueMs = Date.parse(when.at);
     if (!Number.isFinite(dueMs) || !/\d{4}-\d{2}-\d{2}T/.test(when.at)) {
-      throw invalidInput(`--at "${when.at}" is not an ISO time (expected e.g. 2026-11-21T10:05:00Z)`);
+      throw invalidField('at', `"${when.at}" is not an ISO time (expected e.g. 2026-11-21T10:05:00Z)`);
     }
   } else if (when.inMs !== undefined) {
-    if (!(when.inMs >= 0 && when.inMs <= 10 * 366 * 86_400_000)) throw invalidInput('--in must be at most ten years');
+    if (!(when.inMs >= 0 && when.inMs <= 10 * 366 * 86_400_000)) throw invalidField('in', 'must be at most ten years');
     dueMs = clock.now() + when.inMs;
   } else {
-    throw invalidInput('expected --in DURATION or --at ISO');
+    throw invalidInput('a revisit needs a time: a delay (in) or a moment (at)');
   }
-  if (reason.trim() === '') throw invalidInput('--reason must not be empty');
+  if (reason.trim() === '') throw invalidField('reason', 'must not be empty');
   return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli' });
 }
 
@@ -76,8 +76,8 @@ function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 
     if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
     throw invalidInput(`${eventId} is a ${e.type} (line ${found.line}), not ${want}`);
   }
-  if (kind === 'tool' && use.kind !== 'tool') throw invalidInput(`${eventId} is a custom tool use (${use.name}); answer it with: openboa tool-result ${sessionId} ${eventId} <text>`);
-  if (kind === 'custom' && use.kind !== 'custom') throw invalidInput(`${eventId} is a built-in tool use (${use.name}); answer it with: openboa confirm ${sessionId} ${eventId} --allow|--deny`);
+  if (kind === 'tool' && use.kind !== 'tool') throw invalidInput(`${eventId} is a custom tool use (${use.name}); answer it with a custom tool result`, undefined, { answer_with: 'tool-result', session_id: sessionId, event_id: eventId });
+  if (kind === 'custom' && use.kind !== 'custom') throw invalidInput(`${eventId} is a built-in tool use (${use.name}); answer it with a confirmation`, undefined, { answer_with: 'confirm', session_id: sessionId, event_id: eventId });
   if (kind === 'tool' && use.permission !== 'ask') throw invalidInput(`${eventId} (${use.name}) did not ask for confirmation`);
   if (use.answered_by) throw invalidInput(`${eventId} (${use.name}) was already answered by ${use.answered_by}`);
   return use;
@@ -85,7 +85,7 @@ function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 
 
 /** Appends a user.tool_confirmation after checking the tool use waits for one. */
 export function confirmToolUse(store: SessionStore, sessionId: string, toolUseId: string, answer: { allow: boolean; message?: string | undefined }): SessionEvent {
-  if (answer.allow && answer.message !== undefined) throw invalidInput('--message goes with --deny only (it tells the agent why)');
+  if (answer.allow && answer.message !== undefined) throw invalidField('message', 'goes with a deny only (it tells the agent why)');
   openUse(store, sessionId, toolUseId, 'tool');
   return store.appendUserEvent(sessionId, {
     type: 'user.tool_confirmation',
@@ -113,7 +113,7 @@ export function interruptSession(store: SessionStore, sessionId: string, reason?
 
 /** Changes the session's own definition (applies from the next run): title, token budget. */
 export function updateSession(store: SessionStore, sessionId: string, change: { title?: string; budget?: number | null }): SessionEvent {
-  if (change.title === undefined && change.budget === undefined) throw invalidInput('nothing to change: give --title or --budget');
+  if (change.title === undefined && change.budget === undefined) throw invalidInput('nothing to change: give a title or a budget');
   return store.appendEvents(sessionId, [
     {
       type: 'session.updated',

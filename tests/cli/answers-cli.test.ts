@@ -44,7 +44,7 @@ test('confirm, tool-result and interrupt check what they answer; mistakes are ex
   const cases: Array<[string[], number, RegExp]> = [
     [['confirm', id, use], 2, /give exactly one of --allow or --deny/],
     [['confirm', id, use, '--allow', '--deny'], 2, /give exactly one of --allow or --deny/],
-    [['confirm', id, use, '--allow', '--message', 'x'], 2, /--message goes with --deny only/],
+    [['confirm', id, use, '--allow', '--message', 'x'], 2, /--message goes with a deny only/],
     [['confirm', id, 'sevt_nope', '--allow'], 2, /has no event sevt_nope/],
     [['confirm', id, created, '--deny'], 2, /is a session\.created/],
     [['tool-result', id, use, 'text'], 2, /is a built-in tool use \(write\)/],

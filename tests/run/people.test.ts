@@ -120,7 +120,10 @@ test('answers that answer nothing: refused by the CLI-side check, and as a hand-
   const use = b.events(id).find((e) => e.type === 'agent.tool_use')!;
   assert.throws(() => confirmToolUse(b.store, id, 'sevt_nope', { allow: true }), /has no event sevt_nope/);
   assert.throws(() => confirmToolUse(b.store, id, b.events(id)[0]!.id, { allow: true }), /is a session\.created .*not an agent\.tool_use awaiting confirmation/);
-  assert.throws(() => answerCustomTool(b.store, id, use.id, 'x', false), /is a built-in tool use \(write\); answer it with: openboa confirm/);
+  assert.throws(
+    () => answerCustomTool(b.store, id, use.id, 'x', false),
+    (e: unknown) => /is a built-in tool use \(write\); answer it with a confirmation$/.test((e as Error).message) && (e as { data?: Record<string, string> }).data?.answer_with === 'confirm',
+  );
   confirmToolUse(b.store, id, use.id, { allow: true });
   assert.throws(() => confirmToolUse(b.store, id, use.id, { allow: false }), /was already answered by sevt_/);
   // by hand, the same mistakes

@@ -1,0 +1,27 @@
+/** Core errors say what is wrong in the core's words; the CLI alone names flags and commands. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO } from '../helpers/home.js';
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const p = path.join(dir, d.name);
+    return d.isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+test('no message thrown or returned by src/core names a CLI flag or command', () => {
+  const offenders: string[] = [];
+  for (const f of sources(path.join(REPO, 'src', 'core'))) {
+    const lines = fs.readFileSync(f, 'utf8').split('\n');
+    lines.forEach((l, i) => {
+      if (/^\s*(\*|\/\/)/.test(l)) return; // comments may explain
+      // a line that makes an error, with a flag (--word) or an openboa command in it
+      const makesError = /(invalidInput|invalidField|notFound|busy|new Error\(|fail\()/.test(l);
+      if (makesError && (/--[a-z]{2,}/.test(l) || /openboa (confirm|tool-result|send|status|wake|daemon|schedule|session)\b/.test(l))) offenders.push(`${path.relative(REPO, f)}:${i + 1}`);
+    });
+  }
+  assert.deepEqual(offenders, []);
+});
