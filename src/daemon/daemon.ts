@@ -107,6 +107,7 @@ export class Daemon {
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
+      clock: rt.deps.clock,
       poll: o.poll,
       ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
       onHint: (id) => this.evaluate(id),
@@ -474,9 +475,10 @@ export class Daemon {
     this.queue.clear();
     this.queued.clear();
     for (const r of this.running.values()) r.controller.abort({ kind: 'shutdown' } satisfies AbortReason);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.queue.onIdle(), new Promise<void>((res) => (timer = setTimeout(res, graceMs)))]);
-    clearTimeout(timer);
+    // The grace runs on the injected clock, like every timer of the daemon.
+    let cancel: (() => void) | undefined;
+    await Promise.race([this.queue.onIdle(), new Promise<void>((res) => (cancel = this.rt.deps.clock.setTimer(graceMs, res)))]);
+    cancel?.();
     await this.watcher.close();
     await this.definitions.close();
   }

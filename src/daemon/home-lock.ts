@@ -14,6 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Home } from '../core/home.js';
+import type { Clock } from '../core/clock.js';
 import { acquireLease, leaseHeld, ownerIsDead, readLeaseOwner, type Lease, type LeaseOwner, type LockPaths } from '../core/lease.js';
 import { OpenboaError, busy } from '../core/errors.js';
 
@@ -23,7 +24,8 @@ export function homeLockPaths(home: Home): LockPaths {
 }
 
 /** Takes the home's daemon lock, or throws `busy` naming the daemon that holds it. */
-export async function lockHome(home: Home, nowIso: string): Promise<Lease> {
+export async function lockHome(home: Home, clock: Pick<Clock, 'now' | 'sleep'>): Promise<Lease> {
+  const nowIso = new Date(clock.now()).toISOString();
   const p = homeLockPaths(home);
   fs.mkdirSync(p.dir, { recursive: true });
   try {
@@ -32,7 +34,7 @@ export async function lockHome(home: Home, nowIso: string): Promise<Lease> {
     } catch (e) {
       // A lock with no record yet: wait out the short grace once, then it is either described or taken over.
       if (!OpenboaError.is(e) || e.code !== 'busy' || e.retryAfterMs === undefined || e.retryAfterMs > 7000) throw e;
-      await new Promise((r) => setTimeout(r, e.retryAfterMs));
+      await clock.sleep(e.retryAfterMs);
       return await acquireLease(p, { purpose: 'daemon', nowIso, what: 'this home' });
     }
   } catch (e) {

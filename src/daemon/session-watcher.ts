@@ -21,10 +21,13 @@
  */
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
+import type { Clock } from '../core/clock.js';
 import { UUID_V7 } from '../core/schema/index.js';
 
 export interface WatcherOptions {
   sessionsDir: string;
+  /** The trailing repeat of a hint runs on this clock. */
+  clock: Pick<Clock, 'setTimer'>;
   poll: boolean;
   pollIntervalMs?: number;
   onHint: (sessionId: string) => void;
@@ -43,7 +46,7 @@ export class SessionWatcher {
   private watcher: FSWatcher | null = null;
   private polling: boolean;
   private closed = false;
-  private readonly trailing = new Map<string, NodeJS.Timeout>();
+  private readonly trailing = new Map<string, () => void>();
   private readonly pending = new Set<string>();
   private flushArmed = false;
 
@@ -129,12 +132,11 @@ export class SessionWatcher {
   private hint(id: string) {
     this.queue(id);
     if (this.trailing.has(id) || this.closed) return;
-    const t = setTimeout(() => {
+    const cancel = this.o.clock.setTimer(TRAILING_MS, () => {
       this.trailing.delete(id);
       if (!this.closed) this.queue(id);
-    }, TRAILING_MS);
-    t.unref();
-    this.trailing.set(id, t);
+    });
+    this.trailing.set(id, cancel);
   }
 
   private onError(err: NodeJS.ErrnoException) {
@@ -154,7 +156,7 @@ export class SessionWatcher {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.trailing.values()) clearTimeout(t);
+    for (const cancel of this.trailing.values()) cancel();
     this.trailing.clear();
     await this.watcher?.close();
     this.watcher = null;

@@ -13,6 +13,7 @@ import { REPO, tempHome } from '../helpers/home.js';
 import { lockHome } from '../../src/daemon/home-lock.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
 import { Home } from '../../src/core/home.js';
+import { systemClock } from '../../src/core/clock.js';
 
 const BUNDLED = ['agents/demo/agent.yaml', 'agents/demo/AGENTS.md', 'agents/demo/script.yaml', 'agents/demo/skills/notes/SKILL.md', 'agents/claude/agent.yaml', 'environments/local.yaml'];
 
@@ -90,7 +91,7 @@ test('doctor: exit 0 and ok when every check passes; it names the sandbox, the h
   assert.equal(check(d, 'daemon').status, 'info');
   assert.match(check(d, 'daemon').message, /no daemon is running on this home/);
 
-  const lock = await lockHome(new Home(h.root), new Date().toISOString());
+  const lock = await lockHome(new Home(h.root), systemClock);
   t.after(() => lock.release());
   const text = await cli(['doctor'], { home: h.root });
   assert.equal(text.code, 0);

@@ -13,6 +13,7 @@ import { tempHome } from '../helpers/home.js';
 import { bench } from '../helpers/run.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 import { lockHome } from '../../src/daemon/home-lock.js';
+import { systemClock } from '../../src/core/clock.js';
 
 const messages = (root: string, id: string) =>
   fs
@@ -36,7 +37,7 @@ test('send with no daemon on the home says so on stderr, appends, and exits 0; w
   assert.match(JSON.parse(json.stdout).notes[0], /no daemon is running on this home/);
 
   // A daemon holds the home's lock (here: this test process, alive).
-  const lock = await lockHome(h.home, new Date().toISOString());
+  const lock = await lockHome(h.home, systemClock);
   t.after(() => lock.release());
   const quiet = await cli(['send', id, 'now with a daemon'], { home: h.root });
   assert.equal(quiet.code, 0);

@@ -27,7 +27,7 @@ test('running out of inotify watches (ENOSPC) falls back to polling with a warni
   const hints: string[] = [];
   const warnings: string[] = [];
   let ready = 0;
-  const w = new SessionWatcher({ sessionsDir: b.h.home.sessionsDir, poll: false, pollIntervalMs: 100, onHint: (x) => hints.push(x), onGone: () => undefined, onWarn: (m) => warnings.push(m), onReady: () => ready++ });
+  const w = new SessionWatcher({ sessionsDir: b.h.home.sessionsDir, clock: b.deps.clock, poll: false, pollIntervalMs: 100, onHint: (x) => hints.push(x), onGone: () => undefined, onWarn: (m) => warnings.push(m), onReady: () => ready++ });
   t.after(() => w.close());
   w.start();
   const inner = (w as unknown as { watcher: EventEmitter }).watcher;
@@ -52,8 +52,11 @@ test('half-made session folders left by a crash are removed at start, recent one
   const fresh = `${b.h.home.sessionsDir}/.creating-fresh`;
   fs.mkdirSync(`${old}/workspace`, { recursive: true });
   fs.mkdirSync(fresh);
-  const past = new Date(Date.now() - 3_600_000);
+  // ages are measured on the daemon's clock (the manual one here)
+  const past = new Date(b.deps.clock.now() - 3_600_000);
+  const now = new Date(b.deps.clock.now());
   fs.utimesSync(old, past, past);
+  fs.utimesSync(fresh, now, now);
   await startDaemon(t, b);
   assert.equal(fs.existsSync(old), false);
   assert.equal(fs.existsSync(fresh), true);

@@ -10,7 +10,7 @@ export async function runDaemon(ctx: CliContext, flags: Record<string, string | 
   const sweep = wholeNumberFlag(flags, 'sweep', { min: 1, max: 86_400, example: 30 }) ?? 30;
   const write = (line: string) => ctx.out.write(line);
   // One daemon per home, unless asked for several (hosts sharing one home); a dead daemon's lock is taken over.
-  const homeLock = flags['allow-multiple'] === true ? null : await lockHome(ctx.home, new Date().toISOString());
+  const homeLock = flags['allow-multiple'] === true ? null : await lockHome(ctx.home, ctx.deps.clock);
   try {
     return await serve(ctx, flags, concurrency, sweep, write);
   } finally {

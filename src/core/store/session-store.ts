@@ -131,7 +131,7 @@ export class SessionStore {
     for (const name of names) {
       const dir = path.join(this.home.sessionsDir, name);
       try {
-        if (Date.now() - fs.statSync(dir).mtimeMs < olderThanMs) continue;
+        if (this.deps.clock.now() - fs.statSync(dir).mtimeMs < olderThanMs) continue;
         fs.rmSync(dir, { recursive: true, force: true });
         n++;
       } catch {
