@@ -250,14 +250,15 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
     async release() {
       if (released) return;
       released = true;
+      // The lock first, then our record: a kill in between leaves a record and no lock (harmless),
+      // never a lock no record describes (which the next holder must wait out).
+      if (!compromised) await releaseLock().catch(() => undefined);
       try {
         const cur = readLeaseOwner(p);
         if (cur && cur.pid === owner.pid && cur.acquired_at === owner.acquired_at) fs.rmSync(p.leaseOwner, { force: true });
       } catch {
         // advisory only
       }
-      if (compromised) return; // the lock is no longer ours to remove
-      await releaseLock().catch(() => undefined);
     },
   };
 }
