@@ -1,4 +1,4 @@
-/** Cases from the third review: lines that must never make a session unreadable or invisible, and what the terminal may show. */
+/** Hand-edited logs: lines that must never make a session unreadable or invisible, and what the terminal may show of them. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

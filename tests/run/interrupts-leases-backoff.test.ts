@@ -1,4 +1,4 @@
-/** Cases found in the second review: late answers, interrupts that must not spin or be undone, backoff timing, early aborts, leases. */
+/** Interrupts that must not spin or be undone, late answers, backoff timing, aborts while the lease is taken, and leases of other PID namespaces. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
