@@ -12,8 +12,10 @@ export interface Deps {
   ids: Ids;
   /** The daemon's environment: secrets ({secret: {env: NAME}}) and API keys are read from it. */
   env: NodeJS.ProcessEnv;
+  /** A number in [0, 1] (the jitter of backoffs); tests pass a fixed one. */
+  random: () => number;
 }
 
 export function systemDeps(env: NodeJS.ProcessEnv = process.env): Deps {
-  return { clock: systemClock, ids: systemIds(() => systemClock.now()), env };
+  return { clock: systemClock, ids: systemIds(() => systemClock.now()), env, random: Math.random };
 }

@@ -343,7 +343,7 @@ export class Daemon {
       return;
     }
     if (!again) return;
-    const until = this.rt.deps.clock.now() + backoffMs(n - 2);
+    const until = this.rt.deps.clock.now() + backoffMs(n - 2, this.rt.deps.random);
     this.blockedUntil.set(id, until);
     this.log.notice(`session ${id} made no progress in ${n} runs in a row; next try at ${iso(until)}`, { session_id: id, retry_at: iso(until) });
     recordActivation(runtimeDir, { kind: 'blocked', at: iso(this.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
@@ -392,7 +392,7 @@ export class Daemon {
       const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(this.rt.deps.clock.now()), staleMs: this.leaseStaleMs });
       try {
         const snap = this.rt.store.snapshot(id);
-        const retryAt = iso(this.rt.deps.clock.now() + backoffMs(snap.consecutive_failures));
+        const retryAt = iso(this.rt.deps.clock.now() + backoffMs(snap.consecutive_failures, this.rt.deps.random));
         // Written as a run of its own (opened, failed, rescheduled): the log accepts runtime lines only inside a run.
         const runId = runIdAfter(this.rt.deps.ids.run(), snap.last_wake_id);
         this.rt.store.appendEvents(

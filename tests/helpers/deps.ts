@@ -5,5 +5,6 @@ import { ManualClock } from './clock.js';
 
 export function testDeps(env: NodeJS.ProcessEnv = {}): Deps & { clock: ManualClock } {
   const clock = new ManualClock();
-  return { clock, ids: systemIds(() => clock.now()), env };
+  // random 1: every backoff is its cap, so tests can name it exactly.
+  return { clock, ids: systemIds(() => clock.now()), env, random: () => 1 };
 }

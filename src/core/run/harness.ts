@@ -177,7 +177,7 @@ export async function runHarness(run: RunState): Promise<Ending> {
       const ab = endingForAbort(run);
       if (ab) return ab;
       if (err.retryable) {
-        const retryAt = iso(run.rt.deps.clock.now() + backoffMs(run.startSnapshot.consecutive_failures));
+        const retryAt = iso(run.rt.deps.clock.now() + backoffMs(run.startSnapshot.consecutive_failures, run.rt.deps.random));
         error(run, { type: err.errorType, code: err.code, message: err.message, retry: 'retrying' });
         return { kind: 'rescheduled', reason: `${err.code}: ${err.message}`, retryAt };
       }

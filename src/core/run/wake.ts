@@ -170,7 +170,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     provider = rt.provider ? rt.provider(agent, rt.home) : defaultProvider(agent, rt.home, deps.env);
   } catch (e) {
     const msg = OpenboaError.is(e) ? e.message : `cannot load the session's definitions: ${(e as Error).message}`;
-    const retryAt = iso(deps.clock.now() + backoffMs(snap.consecutive_failures));
+    const retryAt = iso(deps.clock.now() + backoffMs(snap.consecutive_failures, deps.random));
     const error: NewEvent = { type: 'session.error', error: { type: 'unknown_error', code: 'invalid_definition', message: msg, retry_status: { type: 'retrying' } } };
     // An interrupt needs no model: honour it even now, so it cannot keep the session spinning.
     // The run opens first: every line a run writes carries its id inside its bracket.
@@ -332,7 +332,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     } catch {
       // the log itself is failing; the next start recovers from a `running` log
     }
-    ending = { kind: 'rescheduled', reason: `run_failed: ${(e as Error).message}`, retryAt: iso(deps.clock.now() + backoffMs(snap.consecutive_failures)) };
+    ending = { kind: 'rescheduled', reason: `run_failed: ${(e as Error).message}`, retryAt: iso(deps.clock.now() + backoffMs(snap.consecutive_failures, deps.random)) };
   } finally {
     cancelDeadline();
     x.opts.signal?.removeEventListener('abort', onExternal);
@@ -485,7 +485,7 @@ function retryWakes(run: RunState, plan: RunPlan) {
       appendError(run, { type: 'unknown_error', code: 'wake_abandoned', message: `gave up the revisit "${w.reason}" (${w.retry_of ?? w.id}) after ${MAX_WAKE_ATTEMPTS} failed attempts`, retry: 'exhausted' });
       continue;
     }
-    const at = iso(run.rt.deps.clock.now() + backoffMs(attempt - 1));
+    const at = iso(run.rt.deps.clock.now() + backoffMs(attempt - 1, run.rt.deps.random));
     run.rt.store.scheduleWake(run.sessionId, { due_at: at, reason: w.reason, source: 'retry', retry_of: w.retry_of ?? w.id, attempt, wake_run_id: run.runId });
   }
 }
