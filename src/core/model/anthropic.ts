@@ -54,15 +54,16 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
           { signal },
         );
         const msg = await stream.finalMessage();
+        // The SDK's own block types, narrowed by `type`: blocks of server tools we do not offer are skipped.
         const content: AssistantBlock[] = [];
-        for (const b of msg.content as unknown as Array<Record<string, unknown>>) {
-          if (b.type === 'text') content.push({ type: 'text', text: String(b.text ?? '') });
-          else if (b.type === 'tool_use') content.push({ type: 'tool_use', id: String(b.id), name: String(b.name), input: (b.input ?? {}) as Record<string, unknown> });
-          else if (b.type === 'thinking') content.push({ type: 'thinking', thinking: String(b.thinking ?? ''), signature: String(b.signature ?? '') });
-          else if (b.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: String(b.data ?? '') });
+        for (const b of msg.content) {
+          if (b.type === 'text') content.push({ type: 'text', text: b.text });
+          else if (b.type === 'tool_use') content.push({ type: 'tool_use', id: b.id, name: b.name, input: isRecord(b.input) ? b.input : {} });
+          else if (b.type === 'thinking') content.push({ type: 'thinking', thinking: b.thinking, signature: b.signature });
+          else if (b.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: b.data });
         }
-        const u = msg.usage as unknown as Record<string, number | null | undefined>;
-        const details = (msg as unknown as { stop_details?: { category?: string | null; explanation?: string | null } | null }).stop_details;
+        const u = msg.usage;
+        const details = msg.stop_details;
         return {
           content,
           stop_reason: msg.stop_reason ?? null,
@@ -82,6 +83,8 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
 }
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The request with prompt-cache breakpoints where the Messages API takes them
