@@ -1,10 +1,16 @@
 /**
- * The wake queue folded for people (`openboa wakes`): every revisit ever
- * scheduled with its fate — pending, due, consumed (by which run) or
- * cancelled (why) — plus any line of the queue that could not be read.
+ * The wake queue for people (`openboa wakes`): every revisit ever scheduled
+ * with its fate — pending, due, consumed (by which run) or cancelled (why) —
+ * plus any line of the queue that could not be read.
+ *
+ * Which revisits are still pending is the fold's word, not this view's: a run
+ * takes a revisit in its session.status_running before it writes the
+ * wake.consumed record, so after a crash in between the queue alone would
+ * call it pending while the session (the fold) knows it was taken. The view
+ * lists the records; the snapshot decides what is pending.
  */
 import type { ParsedWakeLine } from './store/parse-line.js';
-import type { WakeSource } from './schema/index.js';
+import type { SessionSnapshot, WakeSource } from './schema/index.js';
 
 export interface WakeView {
   id: string;
@@ -24,7 +30,7 @@ export interface WakeView {
   provisional: boolean;
 }
 
-export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number) {
+export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number, snap: Pick<SessionSnapshot, 'pending_wakes' | 'last_wake_id'>) {
   const byId = new Map<string, WakeView>();
   const invalid: Array<{ line: number; message: string }> = [];
   for (const l of lines) {
@@ -68,6 +74,17 @@ export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number) {
     }
   }
   const wakes = [...byId.values()];
-  for (const w of wakes) if (w.state === 'pending' && Date.parse(w.due_at) <= nowMs) w.state = 'due';
+  const pending = new Map(snap.pending_wakes.map((p) => [p.id, p]));
+  for (const w of wakes) {
+    if (w.state !== 'pending') continue;
+    const p = pending.get(w.id);
+    if (!p) {
+      // taken in by a run whose wake.consumed record is not written yet (it died in between)
+      w.state = 'consumed';
+      continue;
+    }
+    if (w.provisional && !p.provisional) Object.assign(w, { due_at: p.due_at, provisional: false });
+    if (Date.parse(w.due_at) <= nowMs) w.state = 'due';
+  }
   return { wakes, invalid };
 }

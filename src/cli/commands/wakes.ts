@@ -7,7 +7,7 @@ export const wakes: CommandSpec = {
   args: [{ name: 'id', required: true, description: 'the session id' }],
   async run(ctx, { args }) {
     const id = args.id as string;
-    const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now());
+    const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now(), ctx.store.snapshot(id));
     if (ctx.json) {
       for (const w of list) ctx.out.data(w);
       for (const i of invalid) ctx.out.data({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } });
@@ -25,7 +25,7 @@ export const wakes: CommandSpec = {
             `${w.due_at}${w.provisional ? ' (provisional)' : ''}`,
             w.source,
             w.reason,
-            w.state === 'consumed' ? `by ${w.wake_run_id} at ${w.settled_at}` : w.state === 'cancelled' ? `${w.cancel_reason} at ${w.settled_at}` : w.retry_of ? `retry of ${w.retry_of}` : '',
+            w.state === 'consumed' ? (w.wake_run_id ? `by ${w.wake_run_id} at ${w.settled_at}` : 'taken by a run (its record was not written: the run died first)') : w.state === 'cancelled' ? `${w.cancel_reason} at ${w.settled_at}` : w.retry_of ? `retry of ${w.retry_of}` : '',
           ]),
         ),
       );
