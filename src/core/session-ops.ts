@@ -10,6 +10,7 @@ import { SessionStore } from './store/session-store.js';
 import { dueWakes, nextWakeAt, openActions } from './store/fold.js';
 import { leaseHeld, readLeaseOwner, type LeaseOwner } from './lease.js';
 import { invalidField, invalidInput } from './errors.js';
+import { answerProblem } from './store/fold.js';
 import type { SessionEvent, SessionSnapshot, UserContentBlock } from './schema/index.js';
 
 export interface CreateInput {
@@ -64,23 +65,30 @@ export function scheduleRevisit(
   return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli' });
 }
 
-/** Finds a tool use that waits for an answer, or says precisely why the given id is not one. */
+/**
+ * Checks, with the fold's own rule (answerProblem), that a tool use waits for
+ * this kind of answer, or says precisely why not.
+ */
 function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 'tool' | 'custom') {
-  const snap = store.snapshot(sessionId);
-  const use = snap.open_tool_uses.find((u) => u.id === eventId);
+  const p = answerProblem(store.snapshot(sessionId), kind, eventId);
+  if (!p) return;
   const want = kind === 'tool' ? 'an agent.tool_use awaiting confirmation' : 'an agent.custom_tool_use awaiting a result';
-  if (!use) {
-    const found = store.readEvents(sessionId).lines.find((l) => l.kind === 'event' && l.event.id === eventId);
-    if (!found || found.kind !== 'event') throw invalidInput(`session ${sessionId} has no event ${eventId} (expected ${want})`);
-    const e = found.event;
-    if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
-    throw invalidInput(`${eventId} is a ${e.type} (line ${found.line}), not ${want}`);
+  switch (p.kind) {
+    case 'not_open': {
+      const found = store.readEvents(sessionId).lines.find((l) => l.kind === 'event' && l.event.id === eventId);
+      if (!found || found.kind !== 'event') throw invalidInput(`session ${sessionId} has no event ${eventId} (expected ${want})`);
+      const e = found.event;
+      if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
+      throw invalidInput(`${eventId} is a ${e.type} (line ${found.line}), not ${want}`);
+    }
+    case 'wrong_kind':
+      if (kind === 'tool') throw invalidInput(`${eventId} is a custom tool use (${p.use.name}); answer it with a custom tool result`, undefined, { answer_with: 'tool-result', session_id: sessionId, event_id: eventId });
+      throw invalidInput(`${eventId} is a built-in tool use (${p.use.name}); answer it with a confirmation`, undefined, { answer_with: 'confirm', session_id: sessionId, event_id: eventId });
+    case 'did_not_ask':
+      throw invalidInput(`${eventId} (${p.use.name}) did not ask for confirmation`);
+    case 'answered':
+      throw invalidInput(`${eventId} (${p.use.name}) was already answered by ${p.by}`);
   }
-  if (kind === 'tool' && use.kind !== 'tool') throw invalidInput(`${eventId} is a custom tool use (${use.name}); answer it with a custom tool result`, undefined, { answer_with: 'tool-result', session_id: sessionId, event_id: eventId });
-  if (kind === 'custom' && use.kind !== 'custom') throw invalidInput(`${eventId} is a built-in tool use (${use.name}); answer it with a confirmation`, undefined, { answer_with: 'confirm', session_id: sessionId, event_id: eventId });
-  if (kind === 'tool' && use.permission !== 'ask') throw invalidInput(`${eventId} (${use.name}) did not ask for confirmation`);
-  if (use.answered_by) throw invalidInput(`${eventId} (${use.name}) was already answered by ${use.answered_by}`);
-  return use;
 }
 
 /** Appends a user.tool_confirmation after checking the tool use waits for one. */

@@ -218,7 +218,7 @@ test('a move cut short mid-append appends, on recovery, exactly the lines the lo
   drop(p.inbox, '2.json', msg('b1'));
   const cut = drainInbox(p, b.deps.ids, [], { ...longQuiet, append: cutShort((text) => text.indexOf('a3') + 2) });
   assert.match(cut.problems.join(), /the move stopped \(killed\)/);
-  assert.deepEqual(userTexts(b, id), ['a1', 'a2']); // the old drain unlinked here
+  assert.deepEqual(userTexts(b, id), ['a1', 'a2'], `the first drain said: ${cut.problems.join(' | ')}; files ${cut.files}, lines ${cut.lines}, deferred ${cut.deferred}`); // the old drain unlinked here
   assert.match(logText(b, id), /"a3$/); // a torn piece of the third line
   const r = drainInbox(p, b.deps.ids, b.store.snapshot(id).inbox_taken, longQuiet);
   assert.deepEqual(r.problems, []);

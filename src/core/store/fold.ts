@@ -145,22 +145,51 @@ function reject(s: SessionSnapshot, line: number, eventId: string, message: stri
  * Checks a user event against the state so far. Returns a message when the
  * event cannot be accepted, else null.
  */
+/** Why an answer cannot be taken now (see answerProblem). */
+export type AnswerProblem =
+  | { kind: 'not_open' }
+  | { kind: 'wrong_kind'; use: OpenToolUse }
+  | { kind: 'did_not_ask'; use: OpenToolUse }
+  | { kind: 'answered'; use: OpenToolUse; by: string };
+
+/**
+ * The one rule for answers, used by the fold (a line that breaks it is
+ * refused) and by the commands that write answers (they check before they
+ * write): an answer of `kind` ('tool': a confirmation; 'custom': a custom
+ * tool result) to the tool use `useId` is taken only while that use is open,
+ * is of that kind, asked (for a confirmation), and has no answer yet.
+ */
+export function answerProblem(s: SessionSnapshot, kind: 'tool' | 'custom', useId: string): AnswerProblem | null {
+  const use = s.open_tool_uses.find((u) => u.id === useId);
+  if (!use) return { kind: 'not_open' };
+  if (use.kind !== kind) return { kind: 'wrong_kind', use };
+  if (kind === 'tool' && use.permission !== 'ask') return { kind: 'did_not_ask', use };
+  if (use.answered_by) return { kind: 'answered', use, by: use.answered_by };
+  return null;
+}
+
 function judgeUserEvent(s: SessionSnapshot, e: SessionEvent, line: number): string | null {
   if (pendingIds(s).has(e.id)) {
     return `events.jsonl line ${line}: ${e.type}: id ${e.id} is already used by a pending event`;
   }
-  if (e.type === 'user.tool_confirmation') {
-    const use = s.open_tool_uses.find((u) => u.id === e.tool_use_id);
-    if (!use) return `events.jsonl line ${line}: user.tool_confirmation: tool_use_id ${e.tool_use_id} is not a tool use awaiting an answer (unknown, or already has a result)`;
-    if (use.kind !== 'tool') return `events.jsonl line ${line}: user.tool_confirmation: ${e.tool_use_id} is a custom tool use; answer it with user.custom_tool_result`;
-    if (use.permission !== 'ask') return `events.jsonl line ${line}: user.tool_confirmation: ${e.tool_use_id} did not ask for confirmation`;
-    if (use.answered_by) return `events.jsonl line ${line}: user.tool_confirmation: ${e.tool_use_id} was already answered by ${use.answered_by}`;
-  }
-  if (e.type === 'user.custom_tool_result') {
-    const use = s.open_tool_uses.find((u) => u.id === e.custom_tool_use_id);
-    if (!use) return `events.jsonl line ${line}: user.custom_tool_result: custom_tool_use_id ${e.custom_tool_use_id} is not a custom tool use awaiting a result (unknown, or already answered)`;
-    if (use.kind !== 'custom') return `events.jsonl line ${line}: user.custom_tool_result: ${e.custom_tool_use_id} is a built-in tool use; answer it with user.tool_confirmation`;
-    if (use.answered_by) return `events.jsonl line ${line}: user.custom_tool_result: ${e.custom_tool_use_id} was already answered by ${use.answered_by}`;
+  if (e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result') {
+    const tool = e.type === 'user.tool_confirmation';
+    const id = tool ? e.tool_use_id : e.custom_tool_use_id;
+    const p = answerProblem(s, tool ? 'tool' : 'custom', id);
+    if (!p) return null;
+    const at = `events.jsonl line ${line}: ${e.type}:`;
+    switch (p.kind) {
+      case 'not_open':
+        return tool
+          ? `${at} tool_use_id ${id} is not a tool use awaiting an answer (unknown, or already has a result)`
+          : `${at} custom_tool_use_id ${id} is not a custom tool use awaiting a result (unknown, or already answered)`;
+      case 'wrong_kind':
+        return tool ? `${at} ${id} is a custom tool use; answer it with user.custom_tool_result` : `${at} ${id} is a built-in tool use; answer it with user.tool_confirmation`;
+      case 'did_not_ask':
+        return `${at} ${id} did not ask for confirmation`;
+      case 'answered':
+        return `${at} ${id} was already answered by ${p.by}`;
+    }
   }
   return null;
 }
