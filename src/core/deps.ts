@@ -6,6 +6,7 @@
  */
 import { systemClock, type Clock } from './clock.js';
 import { systemIds, type Ids } from './ids.js';
+import type { ModelRegistry } from './model/registry.js';
 
 export interface Deps {
   clock: Clock;
@@ -14,6 +15,8 @@ export interface Deps {
   env: NodeJS.ProcessEnv;
   /** A number in [0, 1] (the jitter of backoffs); tests pass a fixed one. */
   random: () => number;
+  /** Which model provider an agent's `provider` names (default: builtinModels). */
+  models?: ModelRegistry;
 }
 
 export function systemDeps(env: NodeJS.ProcessEnv = process.env): Deps {

@@ -46,7 +46,7 @@ test('an unreachable model API: the error names the URL and the cause (ECONNREFU
   const port = (srv.address() as AddressInfo).port;
   await new Promise<void>((r) => srv.close(() => r()));
   const url = `http://127.0.0.1:${port}`;
-  b.rt.provider = () => anthropicProvider({ env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: url }, maxRetries: 0 });
+  b.deps.models = { anthropic: () => anthropicProvider({ env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: url }, maxRetries: 0 }) };
   const id = b.session('hello');
   const r = await b.wake(id);
   assert.equal(r.status, 'rescheduling');

@@ -21,8 +21,6 @@ export interface Runtime {
   home: Home;
   store: SessionStore;
   deps: Deps;
-  /** Makes the model for an agent; default: anthropic or scripted per agent.yaml. */
-  provider?: (agent: LoadedAgent, home: Home) => ModelProvider;
 }
 
 /** Why a run was cut short. The reason decides how the run is closed in the log. */

@@ -19,11 +19,10 @@
 import { iso } from '../clock.js';
 import { acquireLease, type Lease } from '../lease.js';
 import { runIdAfter } from '../ids.js';
-import { loadAgent, loadEnvironment, loadScript, rel, type LoadedAgent } from '../definitions.js';
+import { loadAgent, loadEnvironment, rel, type LoadedAgent } from '../definitions.js';
+import { builtinModels } from '../model/registry.js';
 import type { Home } from '../home.js';
 import { OpenboaError } from '../errors.js';
-import { anthropicProvider } from '../model/anthropic.js';
-import { scriptedProvider } from '../model/scripted.js';
 import type { ModelProvider } from '../model/provider.js';
 import { ToolCatalog } from '../tools/catalog.js';
 import { ShellSession } from '../sandbox/shell-session.js';
@@ -42,10 +41,6 @@ import { runContext } from './system-prompt.js';
 import { backoffMs } from './backoff.js';
 import type { AbortReason, RunState, Runtime, WakeOptions, WakeResult } from './run-state.js';
 
-function defaultProvider(agent: LoadedAgent, home: Home, env: NodeJS.ProcessEnv): ModelProvider {
-  if (agent.def.provider === 'scripted') return scriptedProvider(loadScript(home, agent));
-  return anthropicProvider({ env });
-}
 
 const ZERO = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0 };
 
@@ -167,7 +162,9 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   try {
     agent = loadAgent(rt.home, snap.agent_id);
     environment = loadEnvironment(rt.home, snap.environment_id);
-    provider = rt.provider ? rt.provider(agent, rt.home) : defaultProvider(agent, rt.home, deps.env);
+    const factory = (deps.models ?? builtinModels)[agent.def.provider];
+    if (!factory) throw new Error(`no model provider "${agent.def.provider}" is registered`);
+    provider = factory(agent, rt.home, deps.env);
   } catch (e) {
     const msg = OpenboaError.is(e) ? e.message : `cannot load the session's definitions: ${(e as Error).message}`;
     const retryAt = iso(deps.clock.now() + backoffMs(snap.consecutive_failures, deps.random));

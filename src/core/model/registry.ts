@@ -1,0 +1,23 @@
+/**
+ * The model registry: which ModelProvider an agent's `provider` names. It is
+ * a port (Deps.models): production uses the built-in one below; a test or an
+ * embedding program passes its own (a provider with other retries, another
+ * engine). A new engine (issue: OpenAI-compatible models) is one more entry,
+ * not an edit of the run.
+ */
+import type { Home } from '../home.js';
+import type { LoadedAgent } from '../definitions.js';
+import { loadScript } from '../definitions.js';
+import { anthropicProvider } from './anthropic.js';
+import { scriptedProvider } from './scripted.js';
+import type { ModelProvider } from './provider.js';
+
+/** Makes the provider of one run. May throw (a bad script): the run records it as a definition that does not load. */
+export type ModelFactory = (agent: LoadedAgent, home: Home, env: NodeJS.ProcessEnv) => ModelProvider;
+
+export type ModelRegistry = Readonly<Record<string, ModelFactory>>;
+
+export const builtinModels: ModelRegistry = {
+  anthropic: (_agent, _home, env) => anthropicProvider({ env }),
+  scripted: (agent, home) => scriptedProvider(loadScript(home, agent)),
+};
