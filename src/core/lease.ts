@@ -167,7 +167,7 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
   const owner = readLeaseOwner(p);
   const recorded = owner !== null && owner.locked_ms !== undefined && Math.abs(b - owner.locked_ms) <= 2000;
   if (recorded) {
-    if (owner.host !== os.hostname() || !BOOT_ID || !PID_NS || owner.boot_id !== BOOT_ID || owner.pid_ns !== PID_NS || holderAlive(owner)) return false;
+    if (!ownerIsDead(owner)) return false;
   } else {
     // No record of this lock's holder: abandoned only once it has gone the grace without a refresh.
     let st: fs.Stats;

@@ -302,7 +302,8 @@ export class Daemon {
       }
     } finally {
       this.running.delete(id);
-      const inboxAfter = inboxSignature(this.rt.store.paths(id));
+      // Listed again only when there was something to drain (an empty inbox cannot be stuck).
+      const inboxAfter = inboxBefore === null ? null : inboxSignature(this.rt.store.paths(id));
       if (inboxAfter !== null && inboxAfter === inboxBefore) this.inboxStuck.set(id, { sig: inboxAfter, at: this.rt.deps.clock.now() });
       else this.inboxStuck.delete(id);
       if (result?.outcome === 'executed') {

@@ -153,15 +153,6 @@ export class VirtualFs {
     return this.mounts.some((m) => m.target.startsWith(prefix));
   }
 
-  /** Host path back to the sandbox's view, for output the model reads. */
-  toVirtual(hostPath: string): string | null {
-    for (const m of [...this.mounts].sort((a, b) => b.host.length - a.host.length)) {
-      const rel = path.relative(m.host, hostPath);
-      if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) return rel === '' ? m.target : P.join(m.target, rel.split(path.sep).join('/'));
-    }
-    return null;
-  }
-
   /** `input` as an absolute sandbox path (relative paths are relative to /workspace), normalised. */
   absolute(input: string): string {
     return P.normalize(P.isAbsolute(input) ? input : P.join(this.home, input));
@@ -268,13 +259,6 @@ export class VirtualFs {
     } finally {
       unwind(0);
     }
-  }
-
-  /** Resolves `input` without keeping anything open; returns its sandbox path. Throws like open(). */
-  locate(input: string): string {
-    const h = this.open(input);
-    h.close();
-    return h.virtual;
   }
 
   /**

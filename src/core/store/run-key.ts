@@ -59,7 +59,7 @@ function writeSynced(file: string, text: string): void {
  * Two processes making it at once agree on one: it is written to a temp file
  * and linked into place, which fails if another got there first.
  */
-export function loadRunKey(sessionDir: string, eventsFile: string, trustedLines: number): RunKey {
+export function loadRunKey(sessionDir: string, trustedLines: number): RunKey {
   const file = path.join(sessionDir, RUN_KEY_FILE);
   const read = (): RunKey | null => {
     try {
@@ -74,7 +74,7 @@ export function loadRunKey(sessionDir: string, eventsFile: string, trustedLines:
   const tmp = path.join(sessionDir, `.${RUN_KEY_FILE}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
   // Only lines a fold had already judged (session.json's cursor) are taken as they were: counting the
   // file now would also bless whatever was appended since, a forged run included.
-  writeSynced(tmp, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: Math.min(trustedLines, countLines(eventsFile)) })}\n`);
+  writeSynced(tmp, `${JSON.stringify({ format: 1, key: crypto.randomBytes(32).toString('hex'), legacy_through_line: trustedLines })}\n`);
   try {
     fs.linkSync(tmp, file);
     const dir = fs.openSync(sessionDir, 'r');
@@ -91,29 +91,6 @@ export function loadRunKey(sessionDir: string, eventsFile: string, trustedLines:
   const made = read();
   if (!made) throw new Error(`${file} is not a valid run key file; remove it to make a new one`);
   return made;
-}
-
-/** Complete lines in a file (newlines counted), 0 when it is missing. */
-function countLines(file: string): number {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return 0;
-  }
-  try {
-    const buf = Buffer.allocUnsafe(1 << 20);
-    let n = 0;
-    let pos = 0;
-    for (;;) {
-      const got = fs.readSync(fd, buf, 0, buf.length, pos);
-      if (got <= 0) return n;
-      for (let i = buf.indexOf(0x0a, 0); i !== -1 && i < got; i = buf.indexOf(0x0a, i + 1)) n++;
-      pos += got;
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** The proof a run's opening record carries. */

@@ -224,7 +224,7 @@ export class SessionStore {
     let k = this.keys.get(sessionId);
     if (!k) {
       const p = this.paths(sessionId);
-      k = loadRunKey(p.dir, p.events, trustedLines);
+      k = loadRunKey(p.dir, trustedLines);
       this.keys.set(sessionId, k);
       if (this.keys.size > 4096) this.keys.delete(this.keys.keys().next().value as string);
     }
