@@ -36,6 +36,7 @@ export function endingForAbort(run: RunState): Ending | null {
     case 'interrupt':
       return { kind: 'interrupted' };
     case 'lease_lost':
+    case 'log_refused':
       return { kind: 'lease_lost' };
     case 'shutdown':
       return { kind: 'rescheduled', reason: 'shutdown', retryAt: iso(run.rt.deps.clock.now()) };

@@ -28,7 +28,9 @@ export type AbortReason =
   | { kind: 'interrupt' }
   | { kind: 'shutdown' }
   | { kind: 'deadline'; seconds: number }
-  | { kind: 'lease_lost'; message: string };
+  | { kind: 'lease_lost'; message: string }
+  /** The log refused the run's own opening record: it writes nothing more (see wake.ts). */
+  | { kind: 'log_refused'; message: string };
 
 export interface WakeOptions {
   /** What caused the run; default: recovery, event or wake_queue, from what is pending. */

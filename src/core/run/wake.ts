@@ -247,7 +247,8 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     emptyReplies: 0,
     compacted: false,
     emit(events) {
-      if (abortReason?.kind === 'lease_lost') return []; // another process may own the log now
+      // Another process may own the log now, or the log refuses this run: either way, nothing more is written.
+      if (abortReason?.kind === 'lease_lost' || abortReason?.kind === 'log_refused') return [];
       const out = store.appendEvents(sessionId, events, { wakeId: runId, redactor });
       written.push(...out);
       try {
@@ -322,7 +323,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     runFailed = msg;
     if (e instanceof RunRefused) {
       // Writing would only add refused lines: stop here, say it in the result, back off.
-      abort({ kind: 'lease_lost', message: msg });
+      abort({ kind: 'log_refused', message: msg });
     }
     try {
       appendError(run, { type: 'unknown_error', code: 'run_failed', message: msg, retry: 'retrying' });
