@@ -302,8 +302,9 @@ export class Daemon {
       }
     } finally {
       this.running.delete(id);
-      // Listed again only when there was something to drain (an empty inbox cannot be stuck).
-      const inboxAfter = inboxBefore === null ? null : inboxSignature(this.rt.store.paths(id));
+      // Stuck only when a drain ran (any wake that returned did; a busy lease did not) and left the inbox as
+      // it was. Listed again only when there was something to drain (an empty inbox cannot be stuck).
+      const inboxAfter = inboxBefore === null || result === null ? null : inboxSignature(this.rt.store.paths(id));
       if (inboxAfter !== null && inboxAfter === inboxBefore) this.inboxStuck.set(id, { sig: inboxAfter, at: this.rt.deps.clock.now() });
       else this.inboxStuck.delete(id);
       if (result?.outcome === 'executed') {

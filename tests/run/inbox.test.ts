@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { drainInbox, inboxHasFiles } from '../../src/core/store/inbox.js';
+import { acquireLease, LEASE_STALE_MS } from '../../src/core/lease.js';
 import { sealTail } from '../../src/core/store/jsonl.js';
 
 /** Writes a file elsewhere in inbox/ under a hidden name, then renames it in, as writers must. */
@@ -218,7 +219,8 @@ test('a move cut short mid-append appends, on recovery, exactly the lines the lo
   drop(p.inbox, '2.json', msg('b1'));
   const cut = drainInbox(p, b.deps.ids, [], { ...longQuiet, append: cutShort((text) => text.indexOf('a3') + 2) });
   assert.match(cut.problems.join(), /the move stopped \(killed\)/);
-  assert.deepEqual(userTexts(b, id), ['a1', 'a2'], `the first drain said: ${cut.problems.join(' | ')}; files ${cut.files}, lines ${cut.lines}, deferred ${cut.deferred}`); // the old drain unlinked here
+  const seen = () => `inbox: ${fs.readdirSync(p.inbox).join(',')}; .taking: ${fs.readdirSync(path.join(p.inbox, '.taking')).join(',')}; log tail: ${logText(b, id).slice(-300)}`;
+  assert.deepEqual(userTexts(b, id), ['a1', 'a2'], `the first drain said: ${cut.problems.join(' | ')}; ${seen()}`); // the old drain unlinked here
   assert.match(logText(b, id), /"a3$/); // a torn piece of the third line
   const r = drainInbox(p, b.deps.ids, b.store.snapshot(id).inbox_taken, longQuiet);
   assert.deepEqual(r.problems, []);
@@ -342,4 +344,20 @@ test('a directory where the drain keeps its marker, and names taken in advance, 
   const refused = fs.readdirSync(p.inbox).filter((n) => n.startsWith('.refused-link.json.') && /\.[0-9a-f]{12}$/.test(n));
   assert.equal(refused.length, 1, fs.readdirSync(p.inbox).join(', '));
   assert.deepEqual(fs.readdirSync(path.join(p.inbox, '.taking')).filter((n) => !n.startsWith('.junk-')), []);
+});
+
+test('a file that arrives while another process holds the lease is taken as soon as the lease is free, not a sweep later', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'taken' }] });
+  const id = b.session();
+  const p = b.store.paths(id);
+  const held = await acquireLease(p, { purpose: 'test', nowIso: new Date(b.deps.clock.now()).toISOString() });
+  const td = await startDaemon(t, b);
+  drop(p.inbox, 'm.json', JSON.stringify({ type: 'user.message', content: 'while busy' }));
+  td.d.evaluate(id);
+  // the run met the lease and backs off (on the manual clock); no drain ran, so the inbox is not "stuck"
+  await b.deps.clock.armed(LEASE_STALE_MS + 1000);
+  await held.release();
+  await b.deps.clock.advance(LEASE_STALE_MS + 1000);
+  const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
+  assert.equal(r.processed_event_ids.length, 1);
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionStore } from '../../src/core/store/session-store.js';
+import { wake } from '../../src/core/run/wake.js';
 import { bench, textOf } from '../helpers/run.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 
@@ -120,4 +121,22 @@ test('a session from before run keys keeps its runs; a run appended before its k
   const rebuilt = new SessionStore(b.h.home, b.deps).snapshot(id);
   assert.equal(rebuilt.last_wake_id?.startsWith('wrun_01'), true);
   assert.equal(rebuilt.rejected.length, 1);
+});
+
+test('a legacy session whose key is first made by a run keeps its old runs on a later fold from scratch', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'one' }, { text: 'two' }] });
+  const id = b.session('hi');
+  await b.wake(id);
+  const p = b.store.paths(id);
+  fs.rmSync(path.join(p.dir, 'run-key')); // as if made by a version without keys
+  const upgraded = new SessionStore(b.h.home, b.deps);
+  upgraded.snapshot(id); // folds nothing new: no run to judge, so no key yet
+  assert.equal(fs.existsSync(path.join(p.dir, 'run-key')), false);
+  upgraded.appendUserEvent(id, { type: 'user.message', content: 'after the upgrade' });
+  const r = await wake({ ...b.rt, store: upgraded }, id); // the run's opening record makes the key
+  assert.equal(r.outcome, 'executed');
+  fs.rmSync(p.snapshot); // session.json is a cache: lost, rebuilt from the log
+  const rebuilt = new SessionStore(b.h.home, b.deps).snapshot(id);
+  assert.deepEqual(rebuilt.rejected, [], 'the run from before the key is still taken as it was');
+  assert.equal(rebuilt.last_wake_id, r.wake_id);
 });

@@ -186,8 +186,9 @@ export function drainInbox(paths: SessionPaths, ids: Pick<Ids, 'uuid'>, taken: r
       try {
         fs.renameSync(rawAt(inbox, raw), at(t, `${ids.uuid()}-${fit(new TextDecoder().decode(raw), NAME_MAX - UUID_PREFIX)}`));
         renamed += 1;
-      } catch {
-        // gone meanwhile: nothing to take
+      } catch (e) {
+        // gone meanwhile: nothing to take; anything else is said (the file stays, for the next drain)
+        if (codeOf(e) !== 'ENOENT') result.problems.push(`inbox/${new TextDecoder().decode(raw)}: could not be taken (${codeOf(e)}); it stays for the next run`);
       }
     }
     if (renamed > 0) {

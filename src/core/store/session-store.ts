@@ -219,12 +219,17 @@ export class SessionStore {
 
   private readonly keys = new Map<string, RunKey>();
 
-  /** The session's run key (made on first use for a session from before keys; see run-key.ts). */
-  runKey(sessionId: string, trustedLines = 0): RunKey {
+  /**
+   * The session's run key (made on first use for a session from before keys;
+   * see run-key.ts). `trustedLines`: how many lines a fold judged before the
+   * caller's; by default session.json's cursor (a writer stamping a proof
+   * comes after a fold that met no run to judge, so its lines are judged).
+   */
+  runKey(sessionId: string, trustedLines?: number): RunKey {
     let k = this.keys.get(sessionId);
     if (!k) {
       const p = this.paths(sessionId);
-      k = loadRunKey(p.dir, trustedLines);
+      k = loadRunKey(p.dir, trustedLines ?? readSnapshotFile(p.snapshot, sessionId)?.journals.events.line ?? 0);
       this.keys.set(sessionId, k);
       if (this.keys.size > 4096) this.keys.delete(this.keys.keys().next().value as string);
     }
