@@ -217,7 +217,8 @@ test('a move cut short mid-append appends, on recovery, exactly the lines the lo
   const msg = (s: string) => JSON.stringify({ type: 'user.message', content: s });
   drop(p.inbox, '1.jsonl', [msg('a1'), 'not json', msg('a2'), msg('a3')].join('\n'));
   drop(p.inbox, '2.json', msg('b1'));
-  const cut = drainInbox(p, b.deps.ids, [], { ...longQuiet, append: cutShort((text) => text.indexOf('a3') + 2) });
+  // Cut inside the third message's text. (Not at a bare 'a3': the stamps carry random hex ids, which can hold 'a3'.)
+  const cut = drainInbox(p, b.deps.ids, [], { ...longQuiet, append: cutShort((text) => text.indexOf('"content":"a3"') + 13) });
   assert.match(cut.problems.join(), /the move stopped \(killed\)/);
   const seen = () => `inbox: ${fs.readdirSync(p.inbox).join(',')}; .taking: ${fs.readdirSync(path.join(p.inbox, '.taking')).join(',')}; log tail: ${logText(b, id).slice(-300)}`;
   assert.deepEqual(userTexts(b, id), ['a1', 'a2'], `the first drain said: ${cut.problems.join(' | ')}; ${seen()}`); // the old drain unlinked here
