@@ -8,7 +8,7 @@ export { systemDeps, type Deps } from './core/deps.js';
 export { SessionStore, type StoreDeps } from './core/store/session-store.js';
 export { createSession, sendMessage, interruptSession, updateSession } from './core/session-ops.js';
 export { wake } from './core/run/wake.js';
-export type { Runtime, WakeOptions, WakeResult } from './core/run/run-state.js';
+export type { Runtime, WakeOptions, WakeResult } from './core/run/run-context.js';
 export { OpenboaError, type ErrorCode } from './core/errors.js';
 export { Daemon, type DaemonOptions } from './daemon/daemon.js';
 export { lockHome, runningDaemon } from './daemon/home-lock.js';

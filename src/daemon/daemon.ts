@@ -23,12 +23,12 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { iso } from '../core/clock.js';
 import { OpenboaError } from '../core/errors.js';
-import { runIdAfter } from '../core/ids.js';
+import { recordFailedRun } from '../core/run/failed-attempt.js';
 import { LEASE_STALE_MS, acquireLease } from '../core/lease.js';
 import { wake } from '../core/run/wake.js';
 import { planRun, nextDueMs } from '../core/run/plan.js';
 import { backoffMs } from '../core/run/backoff.js';
-import type { AbortReason, Runtime, WakeResult } from '../core/run/run-state.js';
+import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
@@ -393,19 +393,7 @@ export class Daemon {
       const p = this.rt.store.paths(id);
       const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(this.rt.deps.clock.now()), staleMs: this.leaseStaleMs });
       try {
-        const snap = this.rt.store.snapshot(id);
-        const retryAt = iso(this.rt.deps.clock.now() + backoffMs(snap.consecutive_failures, this.rt.deps.random));
-        // Written as a run of its own (opened, failed, rescheduled): the log accepts runtime lines only inside a run.
-        const runId = runIdAfter(this.rt.deps.ids.run(), snap.last_wake_id);
-        this.rt.store.appendEvents(
-          id,
-          [
-            { type: 'session.status_running', wake_id: runId, trigger: 'recovery', processed_event_ids: [] },
-            { type: 'session.error', error: { type: 'unknown_error', code: 'run_failed', message: `the run failed: ${e.message}`, retry_status: { type: 'retrying' } } },
-            { type: 'session.status_rescheduled', reason: `run_failed: ${e.message}`, retry_at: retryAt },
-          ],
-          { wakeId: runId },
-        );
+        recordFailedRun(this.rt, id, { code: 'run_failed', message: `the run failed: ${e.message}` });
       } finally {
         await lease.release();
       }

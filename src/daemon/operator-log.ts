@@ -6,7 +6,7 @@
  * short form of its input, clipped to the terminal's width. `--json` prints
  * the start, end and notices as JSON lines, and nothing else.
  */
-import type { WakeResult } from '../core/run/run-state.js';
+import type { WakeResult } from '../core/run/run-context.js';
 import type { SessionEvent } from '../core/schema/index.js';
 
 export interface OperatorLog {

@@ -10,7 +10,7 @@ import YAML from 'yaml';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { createSession, sendMessage } from '../../src/core/session-ops.js';
 import { wake } from '../../src/core/run/wake.js';
-import type { Runtime, WakeOptions } from '../../src/core/run/run-state.js';
+import type { Runtime, WakeOptions } from '../../src/core/run/run-context.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';

@@ -17,11 +17,9 @@
  * request; older turns change only when the request must shrink.
  */
 import type { AssistantBlock, Message, UserBlock } from '../model/provider.js';
-import type { ToolDefinition } from '../tools/catalog.js';
 import { cutHead } from '../text-cut.js';
 import { estimateTokens, fitToBudget, originOf, type BlockOrigin, type ConversationView } from './conversation.js';
 import { DIGEST_TOKENS, digestOf, withDigest } from './compaction.js';
-import type { RunState } from './run-state.js';
 
 /** A text is never cut below this many characters: enough to see what it was. */
 export const CUT_KEEP = 2000;
@@ -206,55 +204,4 @@ export function shrinkToBudget(messages: Message[], budget: number): { messages:
     shrunk += 1;
   }
   return { messages: out, shrunk };
-}
-
-/**
- * The harness's context step: fits the conversation for this request,
- * records a compaction (runtime/summary.md, and agent.thread_context_compacted
- * once per run), writes runtime/context.json, and reports once per session
- * (a session.error naming the line) each event the conversation could not
- * take in. `reported` is the snapshot's list of `events.jsonl:<line>` keys
- * already reported. Returns the messages to send. Never throws for anything
- * in the log.
- */
-export function fitWindow(run: RunState, o: { conv: ConversationView; system: string; tools: ToolDefinition[]; reported: readonly string[] }): Message[] {
-  const limits = run.agent.def.limits;
-  const { conv, system, tools } = o;
-  reportProblems(run, o.reported);
-  const fixed = estimateTokens(system) + estimateTokens(tools);
-  const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
-  const fit = fitMessages(conv, room);
-  if (fit.digest !== null) {
-    run.files.write('summary.md', `# Summary\n\nThe latest digest of turns left out of the context window (run ${run.runId}).\n\n${fit.digest}\n`);
-    if (!run.compacted) {
-      run.compacted = true;
-      run.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: fit.tokens }]);
-    }
-  }
-  run.files.json('context.json', {
-    wake_id: run.runId,
-    context_window_tokens: limits.context_window_tokens,
-    max_output_tokens: limits.max_output_tokens,
-    estimated_tokens: { system: estimateTokens(system), tools: estimateTokens(tools), messages: fit.tokens, total: fixed + fit.tokens },
-    messages: fit.messages.length,
-    dropped_messages: fit.dropped,
-    blocks_cut_to_fit: fit.cut,
-    messages_named_only: fit.named,
-    events_not_read: fit.notRead,
-    taken_in_before_window: run.window.takenInBeforeWindow,
-    window_starts_at_first_line: run.window.fromStart,
-    window_first_line: run.window.firstLine,
-    repairs: conv.repairs,
-    system_prompt_chars: system.length,
-    tools: tools.map((t) => t.name),
-  });
-  return fit.messages;
-}
-
-function reportProblems(run: RunState, reported: readonly string[]) {
-  const seen = new Set(reported);
-  const fresh = run.window.builder.problems.filter((p) => !seen.has(`events.jsonl:${p.line}`));
-  if (fresh.length === 0) return;
-  run.emit(fresh.map((p) => ({ type: 'session.error' as const, error: { type: 'unknown_error' as const, code: 'unconvertible_event', message: p.message, retry_status: { type: 'terminal' as const } }, line: p.line, event_id: p.eventId })));
-  for (const p of fresh) run.errors.push(run.env.redactor.text(p.message));
 }

@@ -1,14 +1,14 @@
 /**
- * The shared shape of one run: what wake() sets up and the harness uses.
- * Also the Runtime (what every run needs from outside) and the result
- * record wake() returns.
+ * The shapes of one run: the Runtime (what every run needs from outside),
+ * the immutable RunContext the loop and its hooks read, the RunControl that
+ * cuts a run short, how a run ends (Ending), and the record wake() returns.
+ * What a run writes and counts lives in the RunJournal (journal.ts).
  */
 import type { Home, SessionPaths } from '../home.js';
 import type { Deps } from '../deps.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { LoadedAgent, LoadedEnvironment } from '../definitions.js';
-import type { ModelProvider } from '../model/provider.js';
-import type { ModelUsage, NewEvent, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';
+import type { ModelUsage, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';
 import type { RunEnvironment } from './environment.js';
 import type { ToolCatalog } from '../tools/catalog.js';
 import type { ShellSession } from '../sandbox/shell-session.js';
@@ -16,6 +16,7 @@ import type { VirtualFs } from '../sandbox/virtual-fs.js';
 import type { LogWindow } from './log-window.js';
 import type { RuntimeFiles } from './runtime-files.js';
 import type { Skill } from './skills.js';
+import type { LoopHooks } from './loop-hooks.js';
 
 export interface Runtime {
   home: Home;
@@ -45,6 +46,8 @@ export interface WakeOptions {
   retryNow?: boolean;
   /** Called with the events a run writes, as it writes them (after redaction). Must not throw. */
   onEvents?: (events: readonly SessionEvent[]) => void;
+  /** Changes the run's loop hooks (default: defaultHooks) — for embedders and tests; capabilities add theirs in default-hooks.ts. */
+  hooks?: (defaults: LoopHooks, ctx: RunContext) => LoopHooks;
 }
 
 export interface RunUsage extends ModelUsage {
@@ -79,37 +82,65 @@ export interface WakeResult {
   duration_ms: number;
 }
 
-export interface RunState {
-  rt: Runtime;
-  sessionId: string;
-  paths: SessionPaths;
-  runId: string;
-  trigger: Trigger;
-  wakeReason: string;
-  startSnapshot: SessionSnapshot;
-  agent: LoadedAgent;
-  environment: LoadedEnvironment;
-  env: RunEnvironment;
-  provider: ModelProvider;
-  catalog: ToolCatalog;
-  skills: Skill[];
-  shell: ShellSession;
-  vfs: VirtualFs;
-  window: LogWindow;
-  files: RuntimeFiles;
-  controller: AbortController;
-  abortReason: () => AbortReason | null;
-  /** Cuts the run short; the first reason wins. */
-  abort(reason: AbortReason): void;
-  /** Loop guards: identical tool calls in this run, and empty replies in a row. */
-  callCounts: Map<string, number>;
-  emptyReplies: number;
-  /** An agent.thread_context_compacted was recorded in this run. */
-  compacted: boolean;
-  /** Appends events stamped with this run's wake_id; returns them as written. */
-  emit(events: NewEvent[]): SessionEvent[];
-  written: SessionEvent[];
-  usage: RunUsage;
-  toolCalls: number;
-  errors: string[];
+/**
+ * Cuts a run short. The first reason wins; the signal reaches the model
+ * request, the shell and every tool.
+ */
+export class RunControl {
+  private readonly controller = new AbortController();
+  private why: AbortReason | null = null;
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  reason(): AbortReason | null {
+    return this.why;
+  }
+
+  abort(reason: AbortReason): void {
+    if (this.why) return;
+    this.why = reason;
+    this.controller.abort(reason);
+  }
+
+  /** Nothing more may be written: another process may own the log now, or the log refuses this run. */
+  get silenced(): boolean {
+    return this.why?.kind === 'lease_lost' || this.why?.kind === 'log_refused';
+  }
 }
+
+/**
+ * What one run works with, fixed when it opens: who, where, under which
+ * definitions, with which tools and sandbox. Nothing in it is reassigned
+ * during the run; what changes (events written, usage, errors) is in the
+ * journal, and per-run state of a hook lives in that hook.
+ */
+export interface RunContext {
+  readonly rt: Runtime;
+  readonly sessionId: string;
+  readonly paths: SessionPaths;
+  readonly runId: string;
+  readonly trigger: Trigger;
+  readonly wakeReason: string;
+  /** The session as folded before the run opened. */
+  readonly startSnapshot: SessionSnapshot;
+  readonly agent: LoadedAgent;
+  readonly environment: LoadedEnvironment;
+  readonly env: RunEnvironment;
+  readonly catalog: ToolCatalog;
+  readonly skills: Skill[];
+  readonly shell: ShellSession;
+  readonly vfs: VirtualFs;
+  /** The tail of the log the conversation is rebuilt from (refreshed from the fold at each step). */
+  readonly window: LogWindow;
+  readonly files: RuntimeFiles;
+  readonly control: RunControl;
+}
+
+/** How a run ends, before wake() writes it down. */
+export type Ending =
+  | { kind: 'idle'; stop: StopReason; details?: { category: string | null; explanation: string | null } | null; terminalError?: boolean }
+  | { kind: 'rescheduled'; reason: string; retryAt: string }
+  | { kind: 'interrupted' }
+  | { kind: 'lease_lost' };

@@ -1,0 +1,98 @@
+/**
+ * The hooks every run gets today, and the small ones that have no module of
+ * their own yet: mid-run steering, the empty-reply guard (after-turn) and
+ * the retry of revisits a failed run had taken in (after-run). A new
+ * capability adds its hook to the list defaultHooks() returns; the loop does
+ * not change.
+ */
+import { iso } from '../clock.js';
+import type { ModelProvider } from '../model/provider.js';
+import type { PendingWake } from '../schema/index.js';
+import { backoffMs } from './backoff.js';
+import { fitAndDigest } from './fit-and-digest.js';
+import { catalogPolicy } from './tool-policy.js';
+import { createdAtOf } from './plan.js';
+import type { AfterRunHook, AfterTurnHook, LoopHooks, Steering } from './loop-hooks.js';
+import type { RunContext } from './run-context.js';
+
+/** Empty replies in a row that end the run. */
+export const EMPTY_STOP = 3;
+
+/** Retries of one revisit after terminal failures; then it is given up, with an error saying so. */
+export const MAX_WAKE_ATTEMPTS = 10;
+
+/**
+ * Mid-run steering: user messages (and outcomes) appended during the run
+ * are taken into it at the next model request, listed in a continuation
+ * session.status_running (so they enter the conversation there, once). An
+ * interrupt appended during the run stops it, daemon or not.
+ */
+export function takeMidRunInput(): Steering {
+  return {
+    poll(ctx, journal) {
+      const s = ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
+      if (s.pending_events.some((p) => p.type === 'user.interrupt')) {
+        ctx.control.abort({ kind: 'interrupt' });
+        return s;
+      }
+      const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
+      if (take.length === 0) return s;
+      journal.emit([{ type: 'session.status_running', wake_id: ctx.runId, trigger: ctx.trigger, processed_event_ids: take.map((p) => p.id), ...createdAtOf(take), continuation: true }]);
+      // The window reads no further than the fold: fold the record that takes them in.
+      return ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
+    },
+  };
+}
+
+/** Asks again after an empty reply; EMPTY_STOP of them in a row end the run. */
+export function emptyReplyGuard(): AfterTurnHook {
+  let inARow = 0;
+  return {
+    afterTurn(_ctx, journal, turn) {
+      if (!turn.empty) {
+        inARow = 0;
+        return undefined;
+      }
+      inARow += 1;
+      if (inARow < EMPTY_STOP) return undefined;
+      journal.error({ code: 'empty_replies', message: `the model gave ${inARow} empty replies in a row; the run stops here (send a message to go on)`, retry: 'exhausted' });
+      return { end: { kind: 'idle', stop: { type: 'retries_exhausted' } } };
+    },
+  };
+}
+
+/**
+ * SPEC §5: a revisit taken in by a run that then failed for good is
+ * scheduled again (`retry_of`), with a backoff that grows with its own
+ * attempt count, up to MAX_WAKE_ATTEMPTS; giving up is recorded. Written
+ * before the run's ending, so a crash right after it cannot lose them.
+ */
+export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
+  return {
+    afterRun(ctx, journal, ending) {
+      if (ending.kind !== 'idle' || !ending.terminalError) return ending;
+      for (const w of wakes) {
+        const attempt = w.attempt + 1;
+        if (attempt > MAX_WAKE_ATTEMPTS) {
+          journal.error({ code: 'wake_abandoned', message: `gave up the revisit "${w.reason}" (${w.retry_of ?? w.id}) after ${MAX_WAKE_ATTEMPTS} failed attempts`, retry: 'exhausted' });
+          continue;
+        }
+        const at = iso(ctx.rt.deps.clock.now() + backoffMs(attempt - 1, ctx.rt.deps.random));
+        ctx.rt.store.scheduleWake(ctx.sessionId, { due_at: at, reason: w.reason, source: 'retry', retry_of: w.retry_of ?? w.id, attempt, wake_run_id: ctx.runId });
+      }
+      return ending;
+    },
+  };
+}
+
+/** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards. */
+export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[]): LoopHooks {
+  return {
+    model,
+    context: fitAndDigest(),
+    tools: catalogPolicy(ctx.catalog),
+    steering: takeMidRunInput(),
+    afterTurn: [emptyReplyGuard()],
+    afterRun: [retryRevisits(takenWakes)],
+  };
+}

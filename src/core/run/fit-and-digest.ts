@@ -1,0 +1,91 @@
+/**
+ * Today's context strategy (a ContextStrategy of the loop): the conversation
+ * rebuilt from the log window, the session-stable system prompt, the offered
+ * tools, and the messages fitted to the window by fit-window.ts — whole old
+ * turns left out behind a deterministic digest (compaction.ts), then
+ * naming, then cutting.
+ *
+ * It records what it did: runtime/summary.md and, once per run, an
+ * agent.thread_context_compacted when turns were left out; runtime/context.json
+ * for every request; and, once per session, a session.error naming each
+ * event the conversation could not take in. It never throws for anything in
+ * the log. Its one piece of per-run state (whether this run has recorded a
+ * compaction) lives in the object, which is built fresh for every run.
+ */
+import type { ModelRequest } from '../model/provider.js';
+import type { SessionSnapshot } from '../schema/index.js';
+import { wellFormed, wellFormedDeep } from '../text-cut.js';
+import { awaitsModel, estimateTokens, type ConversationView } from './conversation.js';
+import { fitMessages } from './fit-window.js';
+import { systemPrompt } from './system-prompt.js';
+import type { ContextStrategy } from './loop-hooks.js';
+import type { RunJournal } from './journal.js';
+import type { RunContext } from './run-context.js';
+
+export function fitAndDigest(): ContextStrategy {
+  let compacted = false;
+  return {
+    rebuild(ctx, snap) {
+      ctx.window.refresh(snap);
+      const conv = ctx.window.builder.view();
+      return awaitsModel(conv.messages) ? conv : null;
+    },
+    fit(ctx, journal, conv, snap) {
+      const limits = ctx.agent.def.limits;
+      // Well-formed like every text of the request: skill descriptions and AGENTS.md are files people write.
+      const system = wellFormed(
+        systemPrompt({
+          system: ctx.agent.def.system,
+          instructions: ctx.agent.instructions,
+          skills: ctx.skills,
+          facts: { sessionId: ctx.sessionId, agentId: ctx.agent.id, environmentId: ctx.environment.id, env: ctx.env },
+        }),
+      );
+      const tools = wellFormedDeep(ctx.catalog.offered);
+      reportProblems(ctx, journal, snap);
+      const fixed = estimateTokens(system) + estimateTokens(tools);
+      const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
+      const fit = fitMessages(conv, room);
+      if (fit.digest !== null) {
+        ctx.files.write('summary.md', `# Summary\n\nThe latest digest of turns left out of the context window (run ${ctx.runId}).\n\n${fit.digest}\n`);
+        if (!compacted) {
+          compacted = true;
+          journal.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: fit.tokens }]);
+        }
+      }
+      writeContextFile(ctx, conv, { system, tools, messages: fit.messages }, fit);
+      return { system, tools, messages: fit.messages };
+    },
+  };
+}
+
+function writeContextFile(ctx: RunContext, conv: ConversationView, req: Pick<ModelRequest, 'system' | 'tools' | 'messages'>, fit: ReturnType<typeof fitMessages>) {
+  const limits = ctx.agent.def.limits;
+  const fixed = estimateTokens(req.system) + estimateTokens(req.tools);
+  ctx.files.json('context.json', {
+    wake_id: ctx.runId,
+    context_window_tokens: limits.context_window_tokens,
+    max_output_tokens: limits.max_output_tokens,
+    estimated_tokens: { system: estimateTokens(req.system), tools: estimateTokens(req.tools), messages: fit.tokens, total: fixed + fit.tokens },
+    messages: fit.messages.length,
+    dropped_messages: fit.dropped,
+    blocks_cut_to_fit: fit.cut,
+    messages_named_only: fit.named,
+    events_not_read: fit.notRead,
+    taken_in_before_window: ctx.window.takenInBeforeWindow,
+    window_starts_at_first_line: ctx.window.fromStart,
+    window_first_line: ctx.window.firstLine,
+    repairs: conv.repairs,
+    system_prompt_chars: req.system.length,
+    tools: req.tools.map((t) => t.name),
+  });
+}
+
+/** A session.error for each event the conversation could not take in, once per session (the snapshot's `reported` keys). */
+function reportProblems(ctx: RunContext, journal: RunJournal, snap: SessionSnapshot) {
+  const seen = new Set(snap.reported);
+  const fresh = ctx.window.builder.problems.filter((p) => !seen.has(`events.jsonl:${p.line}`));
+  if (fresh.length === 0) return;
+  journal.emit(fresh.map((p) => ({ type: 'session.error' as const, error: { type: 'unknown_error' as const, code: 'unconvertible_event', message: p.message, retry_status: { type: 'terminal' as const } }, line: p.line, event_id: p.eventId })));
+  journal.noteErrors(fresh.map((p) => p.message));
+}

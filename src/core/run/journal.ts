@@ -1,0 +1,114 @@
+/**
+ * The run journal: the one writer of a run. Everything a run appends goes
+ * through emit(), stamped with the run's id and redacted with the run's
+ * secrets; it also keeps what the run wrote, its model usage, its tool calls
+ * and the error messages it recorded, which become the WakeResult.
+ *
+ * Invariants:
+ *  - Once the run's control is silenced (its lease was lost, or the log
+ *    refused the run), emit() writes nothing: another process may own the
+ *    log, or every line would be refused again.
+ *  - Every error recorded through error() is both in the log (session.error)
+ *    and in `errors` (redacted), in the same order.
+ *  - A tool use that will not run gets its error result through
+ *    toolErrors(), one line of text for all of them.
+ */
+import type { Redactor } from '../redact.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { ModelUsage, NewEvent, SessionEvent } from '../schema/index.js';
+import type { Ending, RunControl, RunUsage, Runtime } from './run-context.js';
+import { rescheduleAfter, retryingError, type Failure, type SessionErrorType } from './failed-attempt.js';
+
+export type RetryStatus = 'retrying' | 'exhausted' | 'terminal';
+
+export interface JournalOptions {
+  store: SessionStore;
+  sessionId: string;
+  runId: string;
+  redactor: Redactor;
+  control: RunControl;
+  /** Errors reported before the run opened (bad lines), carried into the result. */
+  reported?: readonly string[];
+  /** Sees each batch as written (after redaction). Its failure is not the run's. */
+  onEvents?: (events: readonly SessionEvent[]) => void;
+}
+
+export class RunJournal {
+  /** Every event this run appended, in order. */
+  readonly written: SessionEvent[] = [];
+  readonly usage: RunUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0 };
+  /** Redacted messages of the errors this run recorded (and those reported before it opened). */
+  readonly errors: string[];
+  private calls = 0;
+
+  constructor(private readonly o: JournalOptions) {
+    this.errors = [...(o.reported ?? [])];
+  }
+
+  get runId(): string {
+    return this.o.runId;
+  }
+
+  get toolCalls(): number {
+    return this.calls;
+  }
+
+  /** Appends events stamped with this run's id; returns them as written ([] once silenced). */
+  emit(events: readonly NewEvent[]): SessionEvent[] {
+    if (this.o.control.silenced || events.length === 0) return [];
+    const out = this.o.store.appendEvents(this.o.sessionId, [...events], { wakeId: this.o.runId, redactor: this.o.redactor });
+    this.written.push(...out);
+    try {
+      this.o.onEvents?.(out);
+    } catch {
+      // an observer's failure is not the run's
+    }
+    return out;
+  }
+
+  /** Records a session.error. */
+  error(e: { type?: SessionErrorType; code: string; message: string; retry: RetryStatus }): void {
+    this.emit([{ type: 'session.error', error: { type: e.type ?? 'unknown_error', code: e.code, message: e.message, retry_status: { type: e.retry } } }]);
+    this.errors.push(this.o.redactor.text(e.message));
+  }
+
+  /** Records errors that are not session.error lines of their own (e.g. with a line number); see errors. */
+  noteErrors(messages: readonly string[]): void {
+    for (const m of messages) this.errors.push(this.o.redactor.text(m));
+  }
+
+  /**
+   * A failed attempt: the retrying error now, and the ending that
+   * reschedules the session with backoff after `failures` failures in a row.
+   */
+  failedAttempt(rt: Runtime, failures: number, f: Failure, reason?: string): Extract<Ending, { kind: 'rescheduled' }> {
+    this.emit([retryingError(f)]);
+    this.errors.push(this.o.redactor.text(f.message));
+    return rescheduleAfter(rt, failures, f, reason);
+  }
+
+  /** The result of a tool call that ran. */
+  toolResult(toolUseId: string, text: string, isError: boolean): void {
+    this.emit([{ type: 'agent.tool_result', tool_use_id: toolUseId, content: [{ type: 'text', text }], is_error: isError }]);
+  }
+
+  /** Error results, in one write, for tool uses that will not run (or whose outcome is unknown). */
+  toolErrors(toolUseIds: readonly string[], text: string): void {
+    this.emit(toolUseIds.map((id) => ({ type: 'agent.tool_result' as const, tool_use_id: id, content: [{ type: 'text' as const, text }], is_error: true })));
+  }
+
+  /** Counts a model request before it is sent. */
+  countRequest(): void {
+    this.usage.model_requests += 1;
+  }
+
+  /** Adds a reply's usage. */
+  addUsage(u: ModelUsage): void {
+    for (const k of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) this.usage[k] += u[k];
+  }
+
+  /** Counts a tool call that runs. */
+  countToolCall(): void {
+    this.calls += 1;
+  }
+}

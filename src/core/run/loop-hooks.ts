@@ -1,0 +1,112 @@
+/**
+ * The loop's extension points. The loop (loop.ts) owns the order of one
+ * step: steer → bounds → context → model → record the reply → tools →
+ * after-turn; everything a capability changes about a run is one of these
+ * hooks, written as a module of its own and listed in defaultHooks()
+ * (default-hooks.ts). A hook reads the immutable RunContext and writes only
+ * through the RunJournal; its per-run state lives in the hook object, which
+ * is built fresh for every run.
+ */
+import type { ModelProvider, ModelRequest } from '../model/provider.js';
+import type { SessionEvent, SessionSnapshot } from '../schema/index.js';
+import type { ConversationView } from './conversation.js';
+import type { RunJournal, RetryStatus } from './journal.js';
+import type { Ending, RunContext } from './run-context.js';
+import type { SessionErrorType } from './failed-attempt.js';
+
+export type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
+
+/**
+ * Steering: what arrives while the run works. Called at the start of every
+ * step; takes mid-run input into the run (or aborts it through the control)
+ * and returns the session as folded now, which the step reads.
+ */
+export interface Steering {
+  poll(ctx: RunContext, journal: RunJournal): SessionSnapshot;
+}
+
+/**
+ * The context strategy: what the model sees. rebuild() turns the log into
+ * the conversation (null: nothing awaits the model, the turn is over);
+ * fit() makes the request's system prompt, tools and messages fit the
+ * window, recording what it did (a compaction, runtime/context.json).
+ * Between compactions, each request must repeat the previous one as its
+ * prefix (the prompt cache).
+ */
+export interface ContextStrategy {
+  rebuild(ctx: RunContext, snap: SessionSnapshot): ConversationView | null;
+  fit(ctx: RunContext, journal: RunJournal, conv: ConversationView, snap: SessionSnapshot): Pick<ModelRequest, 'system' | 'tools' | 'messages'>;
+}
+
+/** How a tool call of a reply is filed when the reply is recorded. */
+export type Classification = { kind: 'custom' } | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny' };
+
+/** What happens to one allowed call just before it would run. */
+export type CallDecision =
+  /** Run it; `note` is added after its result. */
+  | { kind: 'run'; note?: string }
+  /** Do not run it; `result` is its error result. The run goes on. */
+  | { kind: 'refuse'; result: string }
+  /**
+   * Do not run it, and end the run: `result` is its error result, `notRun`
+   * the result of every later call of the reply, `notAsked` that of its
+   * open asks, and `error` is recorded before the run ends.
+   */
+  | { kind: 'halt'; result: string; notRun: string; notAsked: string; error: { type: SessionErrorType; code: string; message: string; retry: RetryStatus } };
+
+/**
+ * The tool policy: permissions, confirmations and guards. classify() files
+ * a call as the reply is written (`evaluated_permission`); refusal() is the
+ * error result of a denied call; beforeCall() decides each allowed call as
+ * it comes up; permitsNow() re-checks a call a person confirmed (its tool's
+ * permission may have changed since it was asked).
+ */
+export interface ToolPolicy {
+  classify(name: string): Classification;
+  refusal(name: string): string;
+  beforeCall(use: ToolUseEvent): CallDecision;
+  permitsNow(name: string): { ok: true } | { ok: false; why: string };
+}
+
+/** One model reply as recorded, and what came of its tool calls. */
+export interface Turn {
+  /** The events the reply became (messages, thinking, tool uses, the span's end). */
+  written: readonly SessionEvent[];
+  /** Its tool uses (built-in and custom). */
+  uses: readonly SessionEvent[];
+  /** Tool uses waiting for a person (asks, custom tools). */
+  asks: readonly string[];
+  /** The reply said nothing and called nothing. */
+  empty: boolean;
+}
+
+/**
+ * After a turn: undefined lets the loop go on as it would (end the turn
+ * when the reply called no tools, ask again after an empty reply);
+ * `end` ends the run; `continue` asks the model again even though the
+ * reply called no tools (a grader that asked for a revision).
+ */
+export type TurnVerdict = undefined | { end: Ending } | { continue: true };
+
+export interface AfterTurnHook {
+  afterTurn(ctx: RunContext, journal: RunJournal, turn: Turn): TurnVerdict | Promise<TurnVerdict>;
+}
+
+/**
+ * After the run, before its ending is written down: may record what the
+ * ending implies (revisits to retry, a report to a parent) and may replace
+ * the ending. Runs for every ending except a lost lease.
+ */
+export interface AfterRunHook {
+  afterRun(ctx: RunContext, journal: RunJournal, ending: Ending): Ending | Promise<Ending>;
+}
+
+export interface LoopHooks {
+  /** The model (the registry's provider for the agent's `provider`). */
+  model: ModelProvider;
+  context: ContextStrategy;
+  tools: ToolPolicy;
+  steering: Steering;
+  afterTurn: readonly AfterTurnHook[];
+  afterRun: readonly AfterRunHook[];
+}

@@ -1,0 +1,188 @@
+/**
+ * The loop of one run (SPEC §6 step 5). Each step:
+ *
+ *   steering.poll  → what arrived mid-run is taken in (or the run aborts)
+ *   context.rebuild → the conversation from the log; null ends the turn
+ *   bounds          → the session's token budget, the run's request limit
+ *   context.fit     → system, tools and messages for this request
+ *   model.complete  → the reply, recorded in one write (a crash never
+ *                     leaves half a reply)
+ *   tools           → each call filed by the tool policy: denied ones get
+ *                     their error at once, allowed ones run in order
+ *                     (policy.beforeCall may refuse or halt), asks wait
+ *   afterTurn hooks → may end the run, or ask the model again
+ *
+ * It ends when the model stops asking for tools, when a tool needs a person
+ * (requires_action), or when a limit, an error or an abort ends it.
+ * Failures end the loop as data in the journal; it does not throw for
+ * anything the model or a tool does. The hooks are documented in
+ * loop-hooks.ts; the loop owns only their order.
+ */
+import { iso } from '../clock.js';
+import { cacheReadShare, type NewEvent, type SessionEvent } from '../schema/index.js';
+import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
+import { totalTokens } from '../store/fold.js';
+import type { LoopHooks, Turn, ToolUseEvent } from './loop-hooks.js';
+import type { RunJournal } from './journal.js';
+import type { Ending, RunContext } from './run-context.js';
+import { runTool } from './tool-policy.js';
+
+const NO_USAGE = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+
+/** Ends the run after an abort, the way its reason asks; null when not aborted. */
+export function endingForAbort(ctx: RunContext, journal: RunJournal): Ending | null {
+  const why = ctx.control.reason();
+  if (!why) return null;
+  switch (why.kind) {
+    case 'interrupt':
+      return { kind: 'interrupted' };
+    case 'lease_lost':
+    case 'log_refused':
+      return { kind: 'lease_lost' };
+    case 'shutdown':
+      return { kind: 'rescheduled', reason: 'shutdown', retryAt: iso(ctx.rt.deps.clock.now()) };
+    case 'deadline':
+      journal.error({ code: 'wake_time_limit', message: `the run reached max_wake_seconds (${why.seconds} s) and was stopped`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' } };
+  }
+}
+
+export async function runLoop(ctx: RunContext, journal: RunJournal, hooks: LoopHooks): Promise<Ending> {
+  for (;;) {
+    // One fold per step: for steering, and for what the context reads.
+    const snap = hooks.steering.poll(ctx, journal);
+    const aborted = endingForAbort(ctx, journal);
+    if (aborted) return aborted;
+
+    const conv = hooks.context.rebuild(ctx, snap);
+    if (!conv) return { kind: 'idle', stop: { type: 'end_turn' } };
+    const bound = bounds(ctx, journal);
+    if (bound) return bound;
+
+    const fitted = hooks.context.fit(ctx, journal, conv, snap);
+    const req: ModelRequest = { model: ctx.agent.def.model, max_tokens: ctx.agent.def.limits.max_output_tokens, ...fitted };
+    const reply = await ask(ctx, journal, hooks, req);
+    if ('ending' in reply) return reply.ending;
+
+    const turn = await settleTurn(ctx, journal, hooks, reply.written);
+    if ('ending' in turn) return turn.ending;
+    let again = false;
+    for (const h of hooks.afterTurn) {
+      const verdict = await h.afterTurn(ctx, journal, turn);
+      if (verdict && 'end' in verdict) return verdict.end;
+      if (verdict && 'continue' in verdict) again = true;
+    }
+    if (turn.empty || again) continue; // an empty reply says nothing: ask again
+    if (turn.asks.length) return { kind: 'idle', stop: { type: 'requires_action', event_ids: [...turn.asks] } };
+    if (turn.uses.length === 0) return { kind: 'idle', stop: { type: 'end_turn' } };
+  }
+}
+
+/** The session's token budget and the run's request limit; an ending when one is reached. */
+function bounds(ctx: RunContext, journal: RunJournal): Ending | null {
+  const limits = ctx.agent.def.limits;
+  const o = ctx.startSnapshot.overrides.session_token_budget;
+  const budget = o !== undefined ? o : limits.session_token_budget;
+  const spent = totalTokens(ctx.startSnapshot) + journal.usage.input_tokens + journal.usage.output_tokens;
+  if (budget !== null && spent >= budget) {
+    journal.error({ code: 'session_token_budget', message: `the session spent ${spent} tokens of its budget of ${budget}; raise session_token_budget to go on`, retry: 'exhausted' });
+    return { kind: 'idle', stop: { type: 'budget_reached' } };
+  }
+  if (journal.usage.model_requests >= limits.max_model_requests_per_wake) {
+    journal.error({ type: 'tool_use_limit_reached_error', code: 'max_model_requests_per_wake', message: `the run made ${journal.usage.model_requests} model requests, the limit (max_model_requests_per_wake); send a message to go on`, retry: 'exhausted' });
+    return { kind: 'idle', stop: { type: 'retries_exhausted' } };
+  }
+  return null;
+}
+
+/** One model request inside its span; the reply as written, or how the run ends. */
+async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: ModelRequest): Promise<{ written: SessionEvent[] } | { ending: Ending }> {
+  const [start] = journal.emit([{ type: 'span.model_request_start' }]);
+  const startId = (start as SessionEvent | undefined)?.id ?? '';
+  journal.countRequest();
+  let res: ModelResponse;
+  try {
+    res = await hooks.model.complete(req, ctx.control.signal);
+  } catch (e) {
+    const err = e instanceof ModelError ? e : new ModelError({ message: (e as Error).message, errorType: 'unknown_error', code: 'unexpected', retryable: true });
+    journal.emit([{ type: 'span.model_request_end', model_request_start_id: startId, is_error: true, model_usage: NO_USAGE }]);
+    const ab = endingForAbort(ctx, journal);
+    if (ab) return { ending: ab };
+    const f = { type: err.errorType, code: err.code, message: err.message };
+    if (err.retryable) return { ending: journal.failedAttempt(ctx.rt, ctx.startSnapshot.consecutive_failures, f) };
+    journal.error({ ...f, retry: 'terminal' });
+    return { ending: { kind: 'idle', stop: { type: 'retries_exhausted' }, terminalError: true } };
+  }
+  journal.addUsage(res.usage);
+  const written = journal.emit(replyEvents(hooks, res, startId));
+  const uses = written.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use').map((e) => e.id);
+  if (res.stop_reason === 'refusal') {
+    journal.toolErrors(uses, 'not run: the model refused');
+    return { ending: { kind: 'idle', stop: { type: 'refusal' }, details: res.stop_details ?? { category: null, explanation: null } } };
+  }
+  if (res.stop_reason === 'max_tokens') {
+    journal.toolErrors(uses, 'not run: the reply was cut off at max_output_tokens');
+    journal.error({ code: 'max_output_tokens', message: `the reply reached max_output_tokens (${req.max_tokens}) and was cut off; send a message to go on, or raise limits.max_output_tokens`, retry: 'exhausted' });
+    return { ending: { kind: 'idle', stop: { type: 'retries_exhausted' } } };
+  }
+  return { written };
+}
+
+/** The events one model reply becomes, in block order, ending with the span's end. */
+function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string): NewEvent[] {
+  const out: NewEvent[] = [];
+  for (const b of res.content) {
+    if (b.type === 'text') {
+      if (b.text !== '') out.push({ type: 'agent.message', content: [{ type: 'text', text: b.text }] });
+    } else if (b.type === 'thinking') out.push({ type: 'agent.thinking', thinking: b.thinking, signature: b.signature });
+    else if (b.type === 'redacted_thinking') out.push({ type: 'agent.thinking', redacted_data: b.data });
+    else {
+      const c = hooks.tools.classify(b.name);
+      if (c.kind === 'custom') out.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
+      else out.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
+    }
+  }
+  out.push({ type: 'span.model_request_end', model_request_start_id: startId, is_error: false, model_usage: res.usage, cache_read_share: cacheReadShare(res.usage) });
+  return out;
+}
+
+/**
+ * The tool calls of one recorded reply: denied ones get their error result
+ * at once, allowed ones run in order as the policy decides, asks wait.
+ * A halt closes every call and ask of the reply and ends the run.
+ */
+async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, written: SessionEvent[]): Promise<Turn | { ending: Ending }> {
+  const uses = written.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use');
+  const said = written.some((e) => (e.type === 'agent.message' && e.content.some((b) => b.text.trim() !== '')) || e.type === 'agent.thinking');
+  const asks: string[] = [];
+  let halted: Extract<ReturnType<LoopHooks['tools']['beforeCall']>, { kind: 'halt' }> | null = null;
+  for (const e of written) {
+    if (e.type === 'agent.custom_tool_use') asks.push(e.id);
+    if (e.type !== 'agent.tool_use') continue;
+    if (e.evaluated_permission === 'ask') {
+      asks.push(e.id);
+      continue;
+    }
+    if (e.evaluated_permission === 'deny') {
+      journal.toolErrors([e.id], hooks.tools.refusal(e.name));
+      continue;
+    }
+    if (halted || ctx.control.signal.aborted) {
+      journal.toolErrors([e.id], halted ? halted.notRun : 'not run: the run was stopped first');
+      continue;
+    }
+    const decision = hooks.tools.beforeCall(e as ToolUseEvent);
+    if (decision.kind === 'halt') {
+      halted = decision;
+      journal.toolErrors([e.id], decision.result);
+    } else if (decision.kind === 'refuse') journal.toolErrors([e.id], decision.result);
+    else await runTool(ctx, journal, e as ToolUseEvent, decision.note);
+  }
+  if (halted) {
+    // Asks of this reply are not left open: the run is over, and an open ask would hold back the next message.
+    journal.toolErrors(asks, halted.notAsked);
+    journal.error(halted.error);
+    return { ending: { kind: 'idle', stop: { type: 'retries_exhausted' } } };
+  }
+  return { written, uses, asks, empty: uses.length === 0 && !said };
+}

@@ -1,0 +1,142 @@
+/**
+ * Opening a run: its definitions (agent, environment, the model from the
+ * registry), then its immutable RunContext — the environment and secrets,
+ * the tool catalog and skills, the sandbox, the log window, runtime/ — and
+ * the RunControl wired to everything that may cut it short (the caller's
+ * signal, a lost lease, the run's deadline). Also the runtime/ files that
+ * describe the run as it starts.
+ */
+import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions.js';
+import type { Lease } from '../lease.js';
+import { builtinModels } from '../model/registry.js';
+import type { ModelProvider } from '../model/provider.js';
+import type { SessionSnapshot } from '../schema/index.js';
+import { ShellSession } from '../sandbox/shell-session.js';
+import { VirtualFs } from '../sandbox/virtual-fs.js';
+import { ToolCatalog } from '../tools/catalog.js';
+import { buildRunEnvironment, virtualMounts } from './environment.js';
+import { LogWindow } from './log-window.js';
+import type { RunPlan } from './plan.js';
+import { RuntimeFiles } from './runtime-files.js';
+import { RunControl, type AbortReason, type RunContext, type Runtime, type WakeOptions } from './run-context.js';
+import { loadSkills } from './skills.js';
+
+export interface Definitions {
+  agent: LoadedAgent;
+  environment: LoadedEnvironment;
+  model: ModelProvider;
+}
+
+/** The session's definitions and its model; throws when they do not load (see definitionProblem). */
+export function loadDefinitions(rt: Runtime, snap: SessionSnapshot): Definitions {
+  const agent = loadAgent(rt.home, snap.agent_id);
+  const environment = loadEnvironment(rt.home, snap.environment_id);
+  const factory = (rt.deps.models ?? builtinModels)[agent.def.provider];
+  if (!factory) throw new Error(`no model provider "${agent.def.provider}" is registered`);
+  return { agent, environment, model: factory(agent, rt.home, rt.deps.env) };
+}
+
+export interface OpenedRun {
+  ctx: RunContext;
+  /** Problems of the agent's skills, as "<file>: <message>". */
+  skillProblems: string[];
+  /** Stops listening for aborts and closes the sandbox. Call once, when the run's work is over. */
+  dispose(): void;
+}
+
+export interface OpenInput {
+  sessionId: string;
+  runId: string;
+  snap: SessionSnapshot;
+  plan: RunPlan;
+  lease: Lease;
+  wakeReason: string;
+  opts: WakeOptions;
+  defs: Definitions;
+}
+
+export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
+  const { store, deps } = rt;
+  const { agent, environment } = x.defs;
+  const paths = store.paths(x.sessionId);
+  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason });
+  const { skills, problems } = loadSkills(agent.dir);
+  const control = new RunControl();
+
+  // Everything that may cut the run short reaches it through the control.
+  const external = x.opts.signal;
+  const onExternal = () => control.abort((external?.reason as AbortReason | undefined)?.kind ? (external?.reason as AbortReason) : { kind: 'shutdown' });
+  external?.addEventListener('abort', onExternal, { once: true });
+  if (external?.aborted) onExternal(); // aborted before we listened
+  const onLease = () => control.abort({ kind: 'lease_lost', message: String((x.lease.signal.reason as Error)?.message ?? 'lease lost') });
+  x.lease.signal.addEventListener('abort', onLease, { once: true });
+  const deadlineS = agent.def.limits.max_wake_seconds;
+  const cancelDeadline = deps.clock.setTimer(deadlineS * 1000, () => control.abort({ kind: 'deadline', seconds: deadlineS }));
+
+  const shell = new ShellSession({
+    isolation: env.posture?.isolation ?? 'unconfined',
+    network: env.network,
+    mounts: env.mounts,
+    env: env.env,
+    homeDir: env.homeDir,
+    workspaceHost: paths.workspace,
+    runtimeDir: paths.runtime,
+    redactor: env.redactor,
+    clock: deps.clock,
+    unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
+  });
+  const ctx: RunContext = {
+    rt,
+    sessionId: x.sessionId,
+    paths,
+    runId: x.runId,
+    trigger: x.plan.trigger,
+    wakeReason: x.wakeReason,
+    startSnapshot: x.snap,
+    agent,
+    environment,
+    env,
+    catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0 }),
+    skills,
+    shell,
+    vfs: new VirtualFs(virtualMounts(env), { hideHostPaths: env.posture?.isolation === 'bwrap' }),
+    window: new LogWindow(store, x.sessionId, x.snap, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
+    files: new RuntimeFiles(paths.runtime, env.redactor),
+    control,
+  };
+  return {
+    ctx,
+    skillProblems: problems.map((p) => `${rel(rt.home, p.file)}: ${p.message}`),
+    dispose() {
+      cancelDeadline();
+      external?.removeEventListener('abort', onExternal);
+      x.lease.signal.removeEventListener('abort', onLease);
+      shell.close();
+    },
+  };
+}
+
+/** runtime/ as the run starts: its environment, tools, permissions, resources, secrets (names), relations. */
+export function writeStartFiles(ctx: RunContext, skillProblems: string[]): void {
+  const { env, environment, catalog, files, startSnapshot: s } = ctx;
+  files.json('environment.json', {
+    environment_id: environment.id,
+    sandbox_requested: environment.def.sandbox,
+    isolation: env.posture?.isolation ?? 'unavailable',
+    network: environment.def.network,
+    network_closed: env.posture?.network_closed ?? false,
+    filesystem_confined: env.posture?.filesystem_confined ?? false,
+    reason: env.posture?.reason ?? env.sandboxError,
+    shell_home: env.homeDir,
+    shell: environment.def.shell,
+    missing_mounts: env.missingMounts,
+    skill_problems: skillProblems,
+  });
+  files.json('tools.json', catalog.entries.map((e) => ({ name: e.name, kind: e.kind, permission: e.permission, offered: e.permission !== 'disabled', description: e.definition.description, input_schema: e.definition.input_schema })));
+  files.json('permissions.json', Object.fromEntries(catalog.entries.map((e) => [e.name, e.permission])));
+  files.json('resources.json', { mounts: env.mounts.map((m) => ({ target: m.target, mode: m.writable ? 'rw' : 'ro', source: rel(ctx.rt.home, m.host) })) });
+  files.json('vaults.json', { secrets: env.secretNames, missing: env.missingSecrets });
+  files.json('relations.json', { session_id: ctx.sessionId, parent_session_id: s.parent_session_id, children: [] });
+  files.json('outcome.json', { outcome: null, note: 'no outcome has been defined for this session' });
+  files.ensureSummary();
+}
