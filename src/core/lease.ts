@@ -30,8 +30,17 @@ export const LeaseOwner = z.object({
   purpose: z.string(),
   wake_id: z.string().nullable(),
   acquired_at: z.string(),
-  /** Wall-clock ms when the lock was made (not the injectable clock): matches the lock dir's birth time. */
+  /** Wall-clock ms when the lock was made (not the injectable clock); informative. */
   locked_ms: z.number().optional(),
+  /**
+   * The lock directory this record describes: its inode and birth time
+   * (sub-millisecond), as the holder saw them right after making it. A record
+   * describes the lock on disk only when both are equal: a newer lock made
+   * after this one was broken has another birth time even if the inode is
+   * reused, so a stale record is never read as the new lock's.
+   */
+  lock_ino: z.number().optional(),
+  lock_birth_ms: z.number().optional(),
   /** This boot of this machine, and the holder's PID namespace: only with both equal is its pid ours to judge. */
   boot_id: z.string().optional(),
   pid_ns: z.string().optional(),
@@ -82,16 +91,26 @@ export async function acquireLease(p: LockPaths, opts: AcquireOptions): Promise<
   }
 }
 
-/** How long the lock has gone without a refresh when no owner record describes it (ms), else null. */
-function unrecordedIdle(p: LockPaths): number | null {
+/** The identity of a lock directory: inode and birth time; null when gone or the file system keeps no birth time. */
+function lockIdentity(dir: string): { ino: number; birth: number; mtimeMs: number } | null {
   try {
-    const st = fs.statSync(p.lease);
-    const owner = readLeaseOwner(p);
-    if (st.birthtimeMs && owner && owner.locked_ms !== undefined && Math.abs(st.birthtimeMs - owner.locked_ms) <= 2000) return null;
-    return Math.max(0, Date.now() - st.mtimeMs);
+    const st = fs.statSync(dir);
+    return st.birthtimeMs ? { ino: st.ino, birth: st.birthtimeMs, mtimeMs: st.mtimeMs } : null;
   } catch {
     return null;
   }
+}
+
+/** Whether `owner` is the record of exactly this lock directory (see LeaseOwner.lock_ino). */
+function describes(owner: LeaseOwner | null, id: { ino: number; birth: number }): owner is LeaseOwner {
+  return owner !== null && owner.lock_ino === id.ino && owner.lock_birth_ms === id.birth;
+}
+
+/** How long the lock has gone without a refresh when no owner record describes it (ms), else null. */
+function unrecordedIdle(p: LockPaths): number | null {
+  const id = lockIdentity(p.lease);
+  if (!id || describes(readLeaseOwner(p), id)) return null;
+  return Math.max(0, Date.now() - id.mtimeMs);
 }
 
 function readOr(fn: () => string): string | undefined {
@@ -146,7 +165,7 @@ const UNRECORDED_GRACE_MS = 6000;
 /**
  * A lease whose holder died on this machine need not wait to go stale. It is
  * broken at once only when all of this holds: lease.json was written for this
- * very lock directory (its birth time matches), by a process of this boot of
+ * very lock directory (its inode and birth time match), by a process of this boot of
  * this machine and of our PID namespace (so its pid means what it says here),
  * and that pid no longer exists. The lock is taken away by renaming it to a
  * tombstone, and the tombstone is checked to be the one judged dead, so two
@@ -155,28 +174,14 @@ const UNRECORDED_GRACE_MS = 6000;
  * proper-lockfile's staleness.
  */
 function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
-  const born = (dir: string) => {
-    try {
-      return fs.statSync(dir).birthtimeMs;
-    } catch {
-      return 0;
-    }
-  };
-  const b = born(p.lease);
-  if (!b) return false;
+  const id = lockIdentity(p.lease);
+  if (!id) return false;
   const owner = readLeaseOwner(p);
-  const recorded = owner !== null && owner.locked_ms !== undefined && Math.abs(b - owner.locked_ms) <= 2000;
-  if (recorded) {
+  if (describes(owner, id)) {
     if (!ownerIsDead(owner)) return false;
-  } else {
+  } else if (Date.now() - id.mtimeMs < unrecordedGraceMs) {
     // No record of this lock's holder: abandoned only once it has gone the grace without a refresh.
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(p.lease);
-    } catch {
-      return false;
-    }
-    if (Date.now() - st.mtimeMs < unrecordedGraceMs) return false;
+    return false;
   }
   const tomb = `${p.lease}.dead-${process.pid}-${Date.now()}`;
   try {
@@ -184,7 +189,8 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
   } catch {
     return false; // gone or taken meanwhile
   }
-  if (born(tomb) !== b) {
+  const moved = lockIdentity(tomb);
+  if (!moved || moved.ino !== id.ino || moved.birth !== id.birth) {
     // We took a fresh lock that replaced the dead one in between: give it back.
     try {
       fs.renameSync(tomb, p.lease);
@@ -195,9 +201,10 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
   }
   try {
     fs.rmSync(tomb, { recursive: true, force: true });
-    fs.rmSync(p.leaseOwner, { force: true });
+    // Only the dead lock's own record: a new holder may have written its own meanwhile.
+    if (describes(readLeaseOwner(p), id)) fs.rmSync(p.leaseOwner, { force: true });
   } catch {
-    // the lock is ours to take either way; leftovers are harmless
+    // the lock is ours to take either way; leftovers are harmless (a record no lock matches is ignored)
   }
   return true;
 }
@@ -225,6 +232,7 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
     }
     throw e;
   }
+  const mine = lockIdentity(p.lease);
   const owner: LeaseOwner = {
     pid: process.pid,
     host: os.hostname(),
@@ -232,6 +240,7 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
     wake_id: opts.wakeId ?? null,
     acquired_at: opts.nowIso,
     locked_ms: Date.now(),
+    ...(mine ? { lock_ino: mine.ino, lock_birth_ms: mine.birth } : {}),
     ...(BOOT_ID ? { boot_id: BOOT_ID } : {}),
     ...(PID_NS ? { pid_ns: PID_NS } : {}),
     ...(SELF_START !== null ? { pid_start: SELF_START } : {}),
@@ -254,8 +263,11 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
       // never a lock no record describes (which the next holder must wait out).
       if (!compromised) await releaseLock().catch(() => undefined);
       try {
+        // Only our own record: the next holder may have written its own already. (What remains of
+        // this check-then-remove race costs at most an advisory record: a lock no record describes
+        // is judged by its refreshes, and a live holder refreshes.)
         const cur = readLeaseOwner(p);
-        if (cur && cur.pid === owner.pid && cur.acquired_at === owner.acquired_at) fs.rmSync(p.leaseOwner, { force: true });
+        if (cur && cur.pid === owner.pid && cur.acquired_at === owner.acquired_at && cur.lock_ino === owner.lock_ino && cur.lock_birth_ms === owner.lock_birth_ms) fs.rmSync(p.leaseOwner, { force: true });
       } catch {
         // advisory only
       }

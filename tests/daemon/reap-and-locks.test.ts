@@ -90,7 +90,8 @@ test('a lock whose recorded pid now belongs to another process (reused) is taken
   const dir = path.join(h.root, 'guarded');
   const paths = { dir, lease: path.join(dir, 'x.lock'), leaseOwner: path.join(dir, 'x.json') };
   fs.mkdirSync(paths.lease, { recursive: true });
-  const born = fs.statSync(paths.lease).birthtimeMs;
+  const st = fs.statSync(paths.lease);
+  const born = st.birthtimeMs;
   if (!born) return t.skip('this file system records no birth time');
   // our own pid is alive, but it did not start at tick 1: the pid was reused
   fs.writeFileSync(
@@ -102,11 +103,37 @@ test('a lock whose recorded pid now belongs to another process (reused) is taken
       wake_id: null,
       acquired_at: new Date().toISOString(),
       locked_ms: born,
+      lock_ino: st.ino,
+      lock_birth_ms: born,
       boot_id: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
       pid_ns: fs.readlinkSync('/proc/self/ns/pid'),
       pid_start: 1,
     }),
   );
+  const lease = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() });
+  await lease.release();
+});
+
+test("a dead holder's record does not describe a newer lock made in its place, even within the same second", async (t) => {
+  const h = tempHome(t, { bundled: false });
+  const dir = path.join(h.root, 'guarded');
+  const paths = { dir, lease: path.join(dir, 'x.lock'), leaseOwner: path.join(dir, 'x.json') };
+  fs.mkdirSync(paths.lease, { recursive: true });
+  const old = fs.statSync(paths.lease);
+  if (!old.birthtimeMs) return t.skip('this file system records no birth time');
+  // The dead holder's record, for the lock it made...
+  const dead = { pid: 2 ** 22 + 1, host: os.hostname(), purpose: 'daemon', wake_id: null, acquired_at: new Date().toISOString(), locked_ms: old.birthtimeMs, lock_ino: old.ino, lock_birth_ms: old.birthtimeMs, boot_id: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), pid_ns: fs.readlinkSync('/proc/self/ns/pid') };
+  fs.writeFileSync(paths.leaseOwner, JSON.stringify(dead));
+  // ...but that lock was broken, and a live holder has made a new one and not yet written its record.
+  fs.rmdirSync(paths.lease);
+  fs.mkdirSync(paths.lease);
+  await assert.rejects(acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() }), (e: unknown) => (e as { code?: string }).code === 'busy');
+  assert.ok(fs.existsSync(paths.lease), 'the new lock stands');
+  // The same record, for the lock it describes, is broken at once: its pid is gone.
+  fs.rmdirSync(paths.lease);
+  fs.mkdirSync(paths.lease);
+  const now = fs.statSync(paths.lease);
+  fs.writeFileSync(paths.leaseOwner, JSON.stringify({ ...dead, lock_ino: now.ino, lock_birth_ms: now.birthtimeMs }));
   const lease = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() });
   await lease.release();
 });
