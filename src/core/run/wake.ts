@@ -25,14 +25,13 @@ import type { Home } from '../home.js';
 import { OpenboaError } from '../errors.js';
 import type { ModelProvider } from '../model/provider.js';
 import { ToolCatalog } from '../tools/catalog.js';
-import { ShellSession } from '../sandbox/shell-session.js';
-import { VirtualFs } from '../sandbox/virtual-fs.js';
+import { hostSandbox } from '../sandbox/host-sandbox.js';
 import { openActions } from '../store/fold.js';
 import { drainInbox } from '../store/inbox.js';
 import { INBOX_REPORT_CODE } from '../store/fold.js';
 import { createdAtOf, planRun, type RunPlan } from './plan.js';
 import type { NewEvent, PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
-import { buildRunEnvironment, virtualMounts } from './environment.js';
+import { buildRunEnvironment } from './environment.js';
 import { LogWindow } from './log-window.js';
 import { RuntimeFiles } from './runtime-files.js';
 import { loadSkills } from './skills.js';
@@ -225,7 +224,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     provider,
     catalog,
     skills,
-    shell: new ShellSession({
+    sandbox: hostSandbox({
       isolation: env.posture?.isolation ?? 'unconfined',
       network: env.network,
       mounts: env.mounts,
@@ -237,7 +236,6 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
       clock: deps.clock,
       unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
     }),
-    vfs: new VirtualFs(virtualMounts(env), { hideHostPaths: env.posture?.isolation === 'bwrap' }),
     window: new LogWindow(store, sessionId, snap, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
     files,
     controller,
@@ -335,7 +333,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     cancelDeadline();
     x.opts.signal?.removeEventListener('abort', onExternal);
     x.lease.signal.removeEventListener('abort', onLease);
-    run.shell.close();
+    run.sandbox.close();
   }
 
   if (ending.kind === 'idle') {
