@@ -46,6 +46,7 @@ export const readTool: Tool<typeof ReadInput> = {
     if (isFailure(r)) return fail(r.error);
     if (!r.data) return tooBig(r.virtual);
     const buf = r.data;
+    if (buf.length === 0) return ok('(empty file)');
     if (isBinary(buf)) return ok(`(binary file, ${buf.length} bytes)`);
     const lines = buf.toString('utf8').split('\n');
     if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
