@@ -224,7 +224,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     provider,
     catalog,
     skills,
-    sandbox: hostSandbox({
+    sandbox: (deps.sandbox ?? hostSandbox)({
       isolation: env.posture?.isolation ?? 'unconfined',
       network: env.network,
       mounts: env.mounts,

@@ -52,9 +52,14 @@ import {
  */
 export type HostSandboxOptions = ShellSessionOptions;
 
-export function hostSandbox(o: HostSandboxOptions): Sandbox {
-  return new HostSandbox(o);
-}
+/**
+ * What builds a run's sandbox from those facts (Deps.sandbox). hostSandbox
+ * is the default; a test or an embedder passes its own, e.g.
+ * `() => new MemorySandbox({...})`, which may ignore them.
+ */
+export type SandboxFactory = (o: HostSandboxOptions) => Sandbox;
+
+export const hostSandbox: SandboxFactory = (o) => new HostSandbox(o);
 
 const notRegular = (virtual: string) => failure('not_regular', `${virtual} is not a regular file`);
 
