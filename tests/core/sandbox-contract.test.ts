@@ -136,6 +136,7 @@ async function scenario(sb: Sandbox): Promise<Array<[string, unknown]>> {
     ['grep, few lines shown', () => sb.grep('.', { ...grep, maxMatches: 1 })],
     ['grep, small files only', () => sb.grep('.', { ...grep, maxFileBytes: 4 })],
     ['grep, a byte budget', () => sb.grep('.', { ...grep, maxTotalBytes: 12 })],
+    ['grep, truncated', () => sb.grep('.', { ...grep, maxEntries: 3 })],
     ['grep an invalid pattern', () => sb.grep('(', grep)],
     ['grep outside', () => sb.grep('x', { ...grep, path: '/proc' })],
     ['grep, stopped', () => sb.grep('beta', { ...grep, signal: AbortSignal.abort() })],
@@ -162,8 +163,9 @@ test('the memory sandbox answers the file scenario exactly as the host sandbox d
   assert.deepEqual(at.get('read the change'), { virtual: '/workspace/src/app.txt', data: 'ALPHA\nbeta\n' });
   assert.deepEqual(at.get('modify past maxBytes'), { virtual: '/workspace/src/app.txt', written: true });
   assert.deepEqual(at.get('glob everything'), { files: ['/workspace/bin.dat', '/workspace/docs/readme.md', '/workspace/src/app.txt', '/workspace/top.txt'], truncated: false });
-  assert.deepEqual(at.get('grep everything'), { lines: ['/workspace/docs/readme.md:1:# hi', '/workspace/docs/readme.md:2:beta'], total: 2, stoppedAtBytes: false });
-  assert.deepEqual(at.get('grep, few lines shown'), { lines: ['/workspace/docs/readme.md:1:# hi'], total: 4, stoppedAtBytes: false });
+  assert.deepEqual(at.get('grep everything'), { lines: ['/workspace/docs/readme.md:1:# hi', '/workspace/docs/readme.md:2:beta'], total: 2, stoppedAtBytes: false, truncated: false });
+  assert.deepEqual(at.get('grep, few lines shown'), { lines: ['/workspace/docs/readme.md:1:# hi'], total: 4, stoppedAtBytes: false, truncated: false });
+  assert.deepEqual(at.get('grep, truncated'), { lines: ['/workspace/docs/readme.md:1:# hi', '/workspace/docs/readme.md:2:beta'], total: 2, stoppedAtBytes: false, truncated: true });
   assert.deepEqual(at.get('glob, stopped'), { code: 'interrupted', error: 'glob was interrupted' });
   assert.deepEqual(at.get('grep, stopped'), { code: 'interrupted', error: 'grep was interrupted' });
 });

@@ -60,6 +60,7 @@ export async function grepBeneath(vfs: VirtualFs, clock: Pick<Clock, 'setTimer'>
   const search = new GrepSearch(pattern, { maxMatches: o.maxMatches, timeoutMs: o.timeoutMs, signal: o.signal, clock });
   let total = 0;
   let stoppedAtBytes = false;
+  let truncated = false;
   // Contents are read here, from descriptors the walk opened; the worker only matches.
   const feed = (virtual: string, fd: number): boolean => {
     const st = fs.fstatSync(fd);
@@ -76,7 +77,7 @@ export async function grepBeneath(vfs: VirtualFs, clock: Pick<Clock, 'setTimer'>
   };
   try {
     if (root.stat.isDirectory()) {
-      await vfs.walk(
+      ({ truncated } = await vfs.walk(
         root,
         (e) => {
           if (e.stat.size > o.maxFileBytes) return true;
@@ -93,7 +94,7 @@ export async function grepBeneath(vfs: VirtualFs, clock: Pick<Clock, 'setTimer'>
           }
         },
         { signal: o.signal, maxEntries: o.maxEntries },
-      );
+      ));
     } else if (root.stat.isFile()) {
       feed(root.virtual, root.fd);
     } else {
@@ -108,5 +109,5 @@ export async function grepBeneath(vfs: VirtualFs, clock: Pick<Clock, 'setTimer'>
   }
   const r = await search.finish();
   if ('error' in r) return ended(r);
-  return { lines: r.lines, total: r.total, stoppedAtBytes };
+  return { lines: r.lines, total: r.total, stoppedAtBytes, truncated };
 }

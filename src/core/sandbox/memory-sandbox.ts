@@ -207,10 +207,11 @@ export class MemorySandbox implements Sandbox {
         });
       return true;
     };
-    if (root.kind === 'dir') this.walk(root.virtual, o, (virtual, _rel, f) => feed(virtual, f));
+    let truncated = false;
+    if (root.kind === 'dir') ({ truncated } = this.walk(root.virtual, o, (virtual, _rel, f) => feed(virtual, f)));
     else feed(root.virtual, this.files.get(root.virtual) as MemoryFile);
     if (o.signal.aborted) return failure('interrupted', 'grep was interrupted');
-    return { lines, total, stoppedAtBytes };
+    return { lines, total, stoppedAtBytes, truncated };
   }
 
   hideHostPaths(text: string): string {

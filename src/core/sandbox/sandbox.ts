@@ -190,6 +190,8 @@ export interface GrepResult {
   total: number;
   /** The search stopped at maxTotalBytes. */
   stoppedAtBytes: boolean;
+  /** The walk stopped after maxEntries entries. */
+  truncated: boolean;
 }
 
 export interface Sandbox {

@@ -146,7 +146,10 @@ export const grepTool: Tool<typeof GrepInput> = {
       maxTotalBytes: MAX_GREP_TOTAL_BYTES,
     });
     if (isFailure(r)) return fail(r.error);
-    const note = r.stoppedAtBytes ? `\n(the search stopped after reading ${MAX_GREP_TOTAL_BYTES} bytes; narrow path)` : '';
+    const note = [
+      r.stoppedAtBytes ? `\n(the search stopped after reading ${MAX_GREP_TOTAL_BYTES} bytes; narrow path)` : '',
+      r.truncated ? `\n(the search stopped after ${MAX_WALK_ENTRIES} entries; narrow path)` : '',
+    ].join('');
     if (r.total === 0) return ok(`no matches${note}`);
     return ok(r.lines.join('\n') + (r.total > r.lines.length ? `\n(${r.total - r.lines.length} more matches not shown)` : '') + note);
   },
