@@ -1,6 +1,6 @@
 /**
- * The file tools' view of the sandbox (read, write, edit, glob, grep run in
- * the daemon, on the host). Paths are interpreted in the sandbox's namespace
+ * The file side of the host sandbox (./host-sandbox.ts): read, write,
+ * modify, list, glob and grep run in the daemon, on the host. Paths are interpreted in the sandbox's namespace
  * — /workspace, /runtime and the environment's mounts — and symlinks are
  * followed the way the sandbox would see them: a link made inside the
  * sandbox to /workspace/x points at the session's workspace, not at the
@@ -15,10 +15,11 @@
  * root, each step an openat() of a single name with O_NOFOLLOW, relative to
  * the descriptor of the step before (see ./beneath.ts). A symlink met on the
  * way fails that open (ELOOP); its text is read from the same directory
- * descriptor and resolved here, in sandbox terms, from the mount roots. What
- * the tools then read or write is the descriptor the walk ended on. Whatever
- * the shell renames meanwhile, no step can land outside a mount: the only
- * way up is `..`, which this module resolves itself, never the kernel.
+ * descriptor and resolved here, in sandbox terms, from the mount roots.
+ * What the host sandbox then reads or writes is the descriptor the walk
+ * ended on. Whatever the shell renames meanwhile, no step can land outside
+ * a mount: the only way up is `..`, which this module resolves itself,
+ * never the kernel.
  *
  * The guarantee holds in every isolation posture (bubblewrap, unshare-net,
  * unconfined), because it does not depend on the sandbox at all. The shell
