@@ -22,7 +22,7 @@ const MAX_WALK_ENTRIES = 200_000;
 /** Entries read lists of one directory. */
 const MAX_LIST_ENTRIES = 2000;
 /** Longest a glob or grep may match, at most (the environment's shell timeout when shorter). */
-export const SEARCH_TIMEOUT_MS = 20_000;
+const SEARCH_TIMEOUT_MS = 20_000;
 /** Files larger than this are not read whole (the model could not take them in anyway). */
 export const MAX_READ_BYTES = 64 * 1024 * 1024;
 
