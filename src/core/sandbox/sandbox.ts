@@ -41,7 +41,8 @@
  *   not see the walk's O_NOFOLLOW view), and a sandbox that lives elsewhere
  *   (a container, a VM) searches where the files are instead of shipping
  *   every file to the daemon. The tools keep the policy: the limits and
- *   deadlines come in as options, the counts and notes go back as data.
+ *   deadlines come in as options, counts and flags (truncated, stopped at
+ *   the byte budget) go back as data, and the tools word them.
  */
 
 /** Why an operation failed: an errno name for what the file system said, or one of the named cases. */
