@@ -11,5 +11,8 @@ export { wake } from './core/run/wake.js';
 export type { Runtime, WakeOptions, WakeResult } from './core/run/run-context.js';
 export { OpenboaError, type ErrorCode } from './core/errors.js';
 export { Daemon, type DaemonOptions } from './daemon/daemon.js';
+export { isFailure, type Sandbox, type SandboxFailure, type SandboxCode, type ExecResult } from './core/sandbox/sandbox.js';
+export { hostSandbox, type HostSandboxOptions, type SandboxFactory } from './core/sandbox/host-sandbox.js';
+export { MemorySandbox, type MemorySandboxOptions, type MemoryMount, type MemoryExec, type ExecAnswer } from './core/sandbox/memory-sandbox.js';
 export { lockHome, runningDaemon } from './daemon/home-lock.js';
 export * from './core/schema/index.js';

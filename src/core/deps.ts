@@ -2,11 +2,12 @@
  * Side effects come in through this object (STYLE point 4): the clock, the id
  * generator and the process environment (where secrets are read). Production
  * builds it once with systemDeps(); tests pass a manual clock and their own
- * environment. Later layers extend it with the model and the sandbox.
+ * environment, and may bring their own model registry and sandbox.
  */
 import { systemClock, type Clock } from './clock.js';
 import { systemIds, type Ids } from './ids.js';
 import type { ModelRegistry } from './model/registry.js';
+import type { SandboxFactory } from './sandbox/host-sandbox.js';
 
 export interface Deps {
   clock: Clock;
@@ -17,6 +18,8 @@ export interface Deps {
   random: () => number;
   /** Which model provider an agent's `provider` names (default: builtinModels). */
   models?: ModelRegistry;
+  /** Builds each run's sandbox (default: hostSandbox, the shell and files of this machine). */
+  sandbox?: SandboxFactory;
 }
 
 export function systemDeps(env: NodeJS.ProcessEnv = process.env): Deps {

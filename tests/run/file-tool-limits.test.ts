@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bench, toolResults } from '../helpers/run.js';
-import { compileGlob, readAtMost } from '../../src/core/tools/file-tools.js';
+import { compileGlob } from '../../src/core/sandbox/search-patterns.js';
+import { readAtMost } from '../../src/core/sandbox/beneath.js';
 
 test('glob: an extglob nest that aborts V8 and an over-long pattern are refused, not compiled', () => {
   const nested = `${'!('.repeat(3000)}a${')'.repeat(3000)}`;
@@ -25,9 +26,20 @@ test('glob: a pattern that backtracks on a long name is stopped by the deadline,
   const id = b.session('find');
   fs.writeFileSync(path.join(b.store.paths(id).workspace, 'a'.repeat(200)), '');
   let ticks = 0;
-  const ticker = setInterval(() => ticks++, 50);
+  let tickGoal = Infinity;
+  let reached = () => {};
+  const ticker = setInterval(() => ++ticks >= tickGoal && reached(), 50);
   try {
-    await b.wake(id);
+    const running = b.wake(id);
+    // The deadline is a timer of the run's (manual) clock. Once glob has armed it, the event loop must
+    // keep turning while the worker backtracks; then the test lets the deadline pass.
+    await b.deps.clock.armed(1000);
+    await new Promise<void>((resolve) => {
+      reached = resolve;
+      tickGoal = ticks + 5;
+    });
+    await b.deps.clock.advance(1000);
+    await running;
   } finally {
     clearInterval(ticker);
   }

@@ -41,8 +41,19 @@ test('grep with a catastrophically backtracking pattern is stopped by its deadli
   const id = b.session('grep');
   fs.writeFileSync(path.join(b.store.paths(id).workspace, 'evil.txt'), `${'a'.repeat(40)}b\n`);
   let ticks = 0;
-  const ticker = setInterval(() => ticks++, 50);
-  await b.wake(id);
+  let tickGoal = Infinity;
+  let reached = () => {};
+  const ticker = setInterval(() => ++ticks >= tickGoal && reached(), 50);
+  const running = b.wake(id);
+  // The deadline is a timer of the run's (manual) clock. Once grep has armed it, the event loop must
+  // keep turning while the worker backtracks; then the test lets the deadline pass.
+  await b.deps.clock.armed(1000);
+  await new Promise<void>((resolve) => {
+    reached = resolve;
+    tickGoal = ticks + 10;
+  });
+  await b.deps.clock.advance(1000);
+  await running;
   clearInterval(ticker);
   const r = toolResults(b.fake.requests[1]!).get('toolu_g')!;
   assert.equal(r.isError, true);

@@ -16,6 +16,7 @@ import { tempHome } from '../helpers/home.js';
 import { ConversationBuilder, buildConversation, type LoggedEvent } from '../../src/core/run/conversation.js';
 import { fitMessages, shrinkToBudget } from '../../src/core/run/fit-window.js';
 import { PtyShell } from '../../src/core/sandbox/pty-shell.js';
+import { systemClock } from '../../src/core/clock.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -183,7 +184,7 @@ test('the shell drops the middle of an enormous emoji output between characters'
   const h = tempHome(t, { bundled: false });
   const ws = path.join(h.root, 'ws');
   fs.mkdirSync(ws);
-  const sh = await PtyShell.start({ isolation: 'unconfined', network: 'host', mounts: [], env: { PATH: '/usr/bin:/bin', HOME: ws, LC_ALL: 'C.UTF-8' }, cwd: ws, hostCwd: ws });
+  const sh = await PtyShell.start({ isolation: 'unconfined', network: 'host', mounts: [], env: { PATH: '/usr/bin:/bin', HOME: ws, LC_ALL: 'C.UTF-8' }, cwd: ws, hostCwd: ws, clock: systemClock });
   t.after(() => sh.kill());
   // "x" then 6.5 M emoji: 13 M units, past the 4 M head + 8 M tail kept in memory; the head
   // ends at unit 4,000,000, inside a pair.

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { execSync } from 'node:child_process';
 import { PtyShell, KILL_GRACE_MS } from '../../src/core/sandbox/pty-shell.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
+import { systemClock } from '../../src/core/clock.js';
 import { tempHome, REPO } from '../helpers/home.js';
 
 const caps = probeCapabilities();
@@ -31,6 +32,7 @@ async function shell(t: import("node:test").TestContext, network: 'none' | 'host
     env: { PATH: '/usr/bin:/bin', HOME: '/workspace', TERM: 'dumb', GREETING: 'hi' },
     cwd: '/workspace',
     hostCwd: ws,
+    clock: systemClock,
   });
   t.after(() => sh.kill());
   return { sh, ws, rt, root: h.root };
@@ -121,7 +123,7 @@ test('unshare-net (sandbox: auto without bwrap): the network is closed, files ar
   const h = tempHome(t, { bundled: false });
   const ws = path.join(h.root, 'ws');
   fs.mkdirSync(ws);
-  const sh = await PtyShell.start({ isolation: 'unshare-net', network: 'none', mounts: [], env: { PATH: '/usr/bin:/bin', HOME: ws }, cwd: ws, hostCwd: ws });
+  const sh = await PtyShell.start({ isolation: 'unshare-net', network: 'none', mounts: [], env: { PATH: '/usr/bin:/bin', HOME: ws }, cwd: ws, hostCwd: ws, clock: systemClock });
   t.after(() => sh.kill());
   const r = await sh.exec("pwd; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; (exec 3<>/dev/tcp/1.1.1.1/80) 2>&1 || echo no-route", { timeoutMs: 10_000 });
   assert.match(r.output, new RegExp(`^${ws}$`, 'm'));

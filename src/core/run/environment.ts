@@ -13,7 +13,6 @@ import type { Home, SessionPaths } from '../home.js';
 import { Redactor } from '../redact.js';
 import { loadEnvironment } from '../definitions.js';
 import { choosePosture, probeCapabilities, type MountSpec, type Posture } from '../sandbox/isolation.js';
-import type { VirtualMount } from '../sandbox/virtual-fs.js';
 
 export interface RunEnvironment {
   posture: Posture | null;
@@ -124,9 +123,4 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     homeDir,
     network: i.def.network,
   };
-}
-
-/** The same mounts for the file tools. */
-export function virtualMounts(e: RunEnvironment): VirtualMount[] {
-  return e.mounts.map((m) => ({ target: m.target, host: m.host, writable: m.writable }));
 }

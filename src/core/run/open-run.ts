@@ -11,10 +11,9 @@ import type { Lease } from '../lease.js';
 import { builtinModels } from '../model/registry.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
-import { ShellSession } from '../sandbox/shell-session.js';
-import { VirtualFs } from '../sandbox/virtual-fs.js';
+import { hostSandbox } from '../sandbox/host-sandbox.js';
 import { ToolCatalog } from '../tools/catalog.js';
-import { buildRunEnvironment, virtualMounts } from './environment.js';
+import { buildRunEnvironment } from './environment.js';
 import { LogWindow } from './log-window.js';
 import type { RunPlan } from './plan.js';
 import { RuntimeFiles } from './runtime-files.js';
@@ -73,7 +72,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const deadlineS = agent.def.limits.max_wake_seconds;
   const cancelDeadline = deps.clock.setTimer(deadlineS * 1000, () => control.abort({ kind: 'deadline', seconds: deadlineS }));
 
-  const shell = new ShellSession({
+  const sandbox = (deps.sandbox ?? hostSandbox)({
     isolation: env.posture?.isolation ?? 'unconfined',
     network: env.network,
     mounts: env.mounts,
@@ -98,8 +97,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     env,
     catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0 }),
     skills,
-    shell,
-    vfs: new VirtualFs(virtualMounts(env), { hideHostPaths: env.posture?.isolation === 'bwrap' }),
+    sandbox,
     window: new LogWindow(store, x.sessionId, x.snap, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
     files: new RuntimeFiles(paths.runtime, env.redactor),
     control,
@@ -111,7 +109,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
       cancelDeadline();
       external?.removeEventListener('abort', onExternal);
       x.lease.signal.removeEventListener('abort', onLease);
-      shell.close();
+      sandbox.close();
     },
   };
 }

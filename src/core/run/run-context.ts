@@ -11,8 +11,7 @@ import type { LoadedAgent, LoadedEnvironment } from '../definitions.js';
 import type { ModelUsage, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';
 import type { RunEnvironment } from './environment.js';
 import type { ToolCatalog } from '../tools/catalog.js';
-import type { ShellSession } from '../sandbox/shell-session.js';
-import type { VirtualFs } from '../sandbox/virtual-fs.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { LogWindow } from './log-window.js';
 import type { RuntimeFiles } from './runtime-files.js';
 import type { Skill } from './skills.js';
@@ -130,8 +129,8 @@ export interface RunContext {
   readonly env: RunEnvironment;
   readonly catalog: ToolCatalog;
   readonly skills: Skill[];
-  readonly shell: ShellSession;
-  readonly vfs: VirtualFs;
+  /** Where the tools act: the shell and the files under /workspace (and the other mounts). */
+  readonly sandbox: Sandbox;
   /** The tail of the log the conversation is rebuilt from (refreshed from the fold at each step). */
   readonly window: LogWindow;
   readonly files: RuntimeFiles;

@@ -8,6 +8,8 @@
  * followed. So each step is one lookup of one name in a directory we hold,
  * which no rename elsewhere can redirect; this is the per-component walk
  * that openat2(RESOLVE_BENEATH) does in the kernel, done from user space.
+ * And what is done with a descriptor once opened: readAtMost() reads one
+ * with a bound on what is read, not on what fstat said.
  *
  * Errors say what happened in sandbox paths only: the host path of a
  * session is never part of a message the model or a person reads.
@@ -100,4 +102,28 @@ export function openMountRoot(host: string, virtual: string): number {
   } catch (e) {
     throw fileError(e, virtual);
   }
+}
+
+/**
+ * Reads at most `limit` bytes of an open file, from its start; null when it
+ * holds more. The size fstat saw at open is only a hint: the agent can grow
+ * the file between that and the read (or keep it empty, which makes
+ * readFileSync read to EOF however far that is), so the bound is on what is
+ * read, never on what was stat'ed.
+ */
+export function readAtMost(fd: number, limit: number, sizeHint: number): Buffer | null {
+  let buf = Buffer.allocUnsafe(Math.min(Math.max(sizeHint, 0), limit) + 1);
+  let n = 0;
+  for (;;) {
+    if (n === buf.length) {
+      if (n > limit) return null;
+      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, limit + 1));
+      buf.copy(bigger, 0, 0, n);
+      buf = bigger;
+    }
+    const got = fs.readSync(fd, buf, n, buf.length - n, n);
+    if (got === 0) break;
+    n += got;
+  }
+  return n > limit ? null : buf.subarray(0, n);
 }

@@ -12,11 +12,12 @@
  * end marker is requested; if the shell does not answer within
  * KILL_GRACE_MS, every process of the sandbox is killed (the bwrap PID
  * namespace, or the pty's whole session) and the next command starts a new
- * shell.
+ * shell. Every one of these deadlines runs on the injected clock.
  */
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as pty from 'node-pty';
+import type { Clock } from '../clock.js';
 import { cutHead, cutTail } from '../text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
 
@@ -35,6 +36,13 @@ export interface ShellConfig {
   redact?: (s: string) => string;
   /** Host directory the pty process starts in. */
   hostCwd: string;
+  /**
+   * Every deadline of the shell (start, command timeout, the grace after
+   * Ctrl-C, the wait for the pty's exit) is a timer of this clock, and
+   * durations are measured on it. The system clock in production; a test
+   * with a manual clock advances it to make a deadline pass.
+   */
+  clock: Clock;
 }
 
 export interface ExecResult {
@@ -147,12 +155,13 @@ export class PtyShell {
   private waitFor(cond: () => boolean, ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       if (cond()) return resolve(true);
+      let cancel = () => {};
       const done = (v: boolean) => {
-        clearTimeout(t);
+        cancel();
         this.onData = null;
         resolve(v);
       };
-      const t = setTimeout(() => done(cond()), ms);
+      cancel = this.config.clock.setTimer(ms, () => done(cond()));
       this.onData = () => {
         if (cond()) done(true);
         else if (this.exited) done(false);
@@ -168,7 +177,8 @@ export class PtyShell {
   }
 
   private async execNow(command: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult> {
-    const started = Date.now();
+    const clock = this.config.clock;
+    const started = clock.now();
     // A fresh token per command: output cannot know it in advance (history is off, too).
     const n = `${++this.seq}${randomBytes(6).toString('hex')}`;
     const startMark = `__OB_S_${this.nonce}_${n}__\n`;
@@ -180,7 +190,7 @@ export class PtyShell {
       interrupted: false,
       shellDied: false,
       cwd: this.cwd,
-      durationMs: Date.now() - started,
+      durationMs: clock.now() - started,
       droppedChars: 0,
       ...over,
     });
@@ -250,13 +260,14 @@ export class PtyShell {
     let timedOut = false;
     let interrupted = false;
     const first = await new Promise<'done' | 'timeout' | 'abort'>((resolve) => {
+      let cancel = () => {};
       const finish = (v: 'done' | 'timeout' | 'abort') => {
-        clearTimeout(t);
+        cancel();
         opts.signal?.removeEventListener('abort', onAbort);
         this.onData = null;
         resolve(v);
       };
-      const t = setTimeout(() => finish('timeout'), opts.timeoutMs);
+      cancel = clock.setTimer(opts.timeoutMs, () => finish('timeout'));
       const onAbort = () => finish('abort');
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       if (opts.signal?.aborted) return finish('abort');
@@ -315,9 +326,9 @@ export class PtyShell {
   async closed(ms = 1000): Promise<void> {
     if (this.exited && !this.onExit) return;
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
+      const cancel = this.config.clock.setTimer(ms, resolve);
       this.onExit = () => {
-        clearTimeout(t);
+        cancel();
         resolve();
       };
     });

@@ -37,6 +37,7 @@ export interface ShellSessionOptions {
   workspaceHost: string;
   runtimeDir: string;
   redactor: Redactor;
+  /** Stamps shell.json and the history, and runs the shell's deadlines (see ShellConfig.clock). */
   clock: Clock;
   /** Set when no sandbox can run here: every command fails with this reason instead of running unconfined. */
   unavailable?: string | null;
@@ -113,6 +114,7 @@ export class ShellSession {
       cwd: start,
       hostCwd: this.o.workspaceHost,
       redact: (x) => this.o.redactor.text(x),
+      clock: this.o.clock,
     });
     this.state = { ...this.state, cwd: start, alive: true };
   }

@@ -1,6 +1,6 @@
 /**
- * The file tools' view of the sandbox (read, write, edit, glob, grep run in
- * the daemon, on the host). Paths are interpreted in the sandbox's namespace
+ * The file side of the host sandbox (./host-sandbox.ts): read, write,
+ * modify, list, glob and grep run in the daemon, on the host. Paths are interpreted in the sandbox's namespace
  * — /workspace, /runtime and the environment's mounts — and symlinks are
  * followed the way the sandbox would see them: a link made inside the
  * sandbox to /workspace/x points at the session's workspace, not at the
@@ -15,10 +15,11 @@
  * root, each step an openat() of a single name with O_NOFOLLOW, relative to
  * the descriptor of the step before (see ./beneath.ts). A symlink met on the
  * way fails that open (ELOOP); its text is read from the same directory
- * descriptor and resolved here, in sandbox terms, from the mount roots. What
- * the tools then read or write is the descriptor the walk ended on. Whatever
- * the shell renames meanwhile, no step can land outside a mount: the only
- * way up is `..`, which this module resolves itself, never the kernel.
+ * descriptor and resolved here, in sandbox terms, from the mount roots.
+ * What the host sandbox then reads or writes is the descriptor the walk
+ * ended on. Whatever the shell renames meanwhile, no step can land outside
+ * a mount: the only way up is `..`, which this module resolves itself,
+ * never the kernel.
  *
  * The guarantee holds in every isolation posture (bubblewrap, unshare-net,
  * unconfined), because it does not depend on the sandbox at all. The shell
@@ -27,9 +28,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { HostPaths, realOrSelf } from './host-paths.js';
 import { at, closeQuietly, fdPath, FileError, fileError, openMountRoot, PathError, DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, EDIT_FLAGS } from './beneath.js';
 
 export { PathError, FileError } from './beneath.js';
+export { mountinfoEscape } from './host-paths.js';
 
 export interface VirtualMount {
   /** Absolute path in the sandbox, e.g. /workspace. */
@@ -102,7 +105,7 @@ export interface VirtualFsOptions {
 export class VirtualFs {
   readonly mounts: VirtualMount[];
   readonly home: string;
-  private readonly hostPatterns: Array<{ re: RegExp; target: string }> = [];
+  private readonly hostPaths: HostPaths;
 
   constructor(mounts: VirtualMount[], o: VirtualFsOptions = {}) {
     this.home = o.home ?? '/workspace';
@@ -110,35 +113,15 @@ export class VirtualFs {
     this.mounts = mounts
       .map((m) => ({ ...m, target: P.normalize(m.target).replace(/\/+$/, '') || '/', host: realOrSelf(m.host) }))
       .sort((a, b) => b.target.length - a.target.length);
-    if (o.hideHostPaths) {
-      // Each mount's host path as given and as resolved; longest first, so a nested mount wins.
-      // mountinfo writes a path with its spaces, tabs, newlines and backslashes escaped (\040 ...), and, for a
-      // home on a file system of its own, as the path inside that file system (its root field).
-      const hosts = new Map<string, string>();
-      const table = hostMounts();
-      for (const m of mounts) {
-        const target = P.normalize(m.target).replace(/\/+$/, '') || '/';
-        const forms = [path.resolve(m.host), realOrSelf(m.host)];
-        const inFs = fsRelative(realOrSelf(m.host), table);
-        if (inFs) forms.push(inFs);
-        for (const h of forms) for (const f of [h, mountinfoEscape(h)]) if (f.split('/').filter(Boolean).length >= 2 && !hosts.has(f)) hosts.set(f, target);
-      }
-      for (const [host, target] of [...hosts].sort((a, b) => b[0].length - a[0].length)) {
-        this.hostPatterns.push({ re: new RegExp(`${escapeRe(host)}(?=$|[^A-Za-z0-9._-])`, 'g'), target });
-      }
-    }
+    this.hostPaths = new HostPaths(mounts, o.hideHostPaths === true);
   }
 
   /**
    * `text` with every mount's host path replaced by its sandbox path, for
-   * what the model reads (a tool's output, an error). Under bubblewrap those
-   * host paths exist nowhere the agent can reach; showing them would only
-   * leak the layout of the host (/proc/self/mountinfo lists them).
+   * what the model reads (a tool's output, an error); see ./host-paths.ts.
    */
   hideHostPaths(text: string): string {
-    let out = text;
-    for (const p of this.hostPatterns) out = out.replace(p.re, p.target);
-    return out;
+    return this.hostPaths.hide(text);
   }
 
   /** Where a virtual path lives: its mount, or null when no mount covers it. */
@@ -358,47 +341,6 @@ export class VirtualFs {
   }
 }
 
-/** A path as /proc/<pid>/mountinfo writes it: space, tab, newline and backslash as octal escapes. */
-export function mountinfoEscape(p: string): string {
-  return p.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
-}
-
-/** The host's mounts, from the daemon's own mountinfo: [mount point, root within its file system]. */
-function hostMounts(): Array<{ point: string; root: string }> {
-  const unescape = (x: string) => x.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
-  try {
-    return fs
-      .readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .map((l) => l.split(' '))
-      .filter((f) => f.length > 5)
-      .map((f) => ({ root: unescape(f[3] as string), point: unescape(f[4] as string) }));
-  } catch {
-    return [];
-  }
-}
-
-/**
- * What a bind mount of `host` shows as its root in mountinfo, when that
- * differs from `host`: its path inside the file system it lives on (the
- * longest mount point above it, plus that mount's own root).
- */
-function fsRelative(host: string, table: Array<{ point: string; root: string }>): string | null {
-  let best: { point: string; root: string } | null = null;
-  for (const m of table) {
-    const under = host === m.point || host.startsWith(m.point === '/' ? '/' : `${m.point}/`);
-    if (under && (!best || m.point.length > best.point.length)) best = m;
-  }
-  if (!best) return null;
-  const rel = path.relative(best.point, host);
-  const inFs = path.posix.join(best.root, rel);
-  return inFs === host ? null : inFs;
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /** Entries of a directory, read one at a time, at most `max` (readdirSync would load them all first). */
 function readEntries(dir: string, max: number): fs.Dirent[] {
   const out: fs.Dirent[] = [];
@@ -424,12 +366,3 @@ function kindAt(dirFd: number, name: string): 'symlink' | 'directory' | 'other' 
     return null;
   }
 }
-
-function realOrSelf(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
-

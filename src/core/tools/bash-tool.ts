@@ -5,6 +5,7 @@
  * output is redacted before the model or the log sees it.
  */
 import { BashInput } from '../schema/index.js';
+import { isFailure } from '../sandbox/sandbox.js';
 import { fail, ok, type Tool } from './tool.js';
 
 export const bashTool: Tool<typeof BashInput> = {
@@ -14,21 +15,14 @@ export const bashTool: Tool<typeof BashInput> = {
   input: BashInput,
   async run(input, ctx) {
     if (input.restart) {
-      try {
-        await ctx.shell.restart();
-      } catch (e) {
-        return fail(`could not start the shell: ${(e as Error).message}`);
-      }
+      const failed = await ctx.sandbox.restart({ signal: ctx.signal });
+      if (failed) return fail(`could not start the shell: ${failed.error}`);
       if (input.command === undefined) return ok('started a fresh shell in the workspace');
     }
     const command = input.command as string;
     const timeoutMs = input.timeout_ms ?? ctx.shellTimeoutMs;
-    let r;
-    try {
-      r = await ctx.shell.run(command, { timeoutMs, signal: ctx.signal });
-    } catch (e) {
-      return fail(`could not start the shell: ${(e as Error).message}`);
-    }
+    const r = await ctx.sandbox.exec(command, { timeoutMs, signal: ctx.signal });
+    if (isFailure(r)) return fail(`could not start the shell: ${r.error}`);
     const out = ctx.redactor.text(r.output);
     if (r.interrupted) return fail(`${out}${out ? '\n' : ''}[interrupted: the command was killed]`);
     if (r.timedOut) return fail(`${out}${out ? '\n' : ''}[timed out after ${timeoutMs} ms: the command was killed]`);

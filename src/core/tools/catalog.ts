@@ -122,7 +122,7 @@ export class ToolCatalog {
     } catch (e) {
       out = fail(`${name} failed: ${(e as Error).message}`);
     }
-    const text = ctx.vfs.hideHostPaths(ctx.redactor.text(out.text));
-    return { isError: out.isError, text: limitOutput(text, ctx.outputLimitChars, { vfs: ctx.vfs, toolUseId: ctx.toolUseId }) };
+    const text = ctx.sandbox.hideHostPaths(ctx.redactor.text(out.text));
+    return { isError: out.isError, text: await limitOutput(text, ctx.outputLimitChars, { sandbox: ctx.sandbox, toolUseId: ctx.toolUseId, signal: ctx.signal }) };
   }
 }

@@ -7,8 +7,7 @@ import type { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Redactor } from '../redact.js';
 import type { SessionStore } from '../store/session-store.js';
-import type { VirtualFs } from '../sandbox/virtual-fs.js';
-import type { ShellSession } from '../sandbox/shell-session.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Skill } from '../run/skills.js';
 
 export interface ToolContext {
@@ -18,8 +17,8 @@ export interface ToolContext {
   toolUseId: string;
   clock: Clock;
   store: SessionStore;
-  vfs: VirtualFs;
-  shell: ShellSession;
+  /** The shell and the files, as the agent sees them (src/core/sandbox/sandbox.ts). */
+  sandbox: Sandbox;
   redactor: Redactor;
   skills: Skill[];
   /** Default bash timeout and output limit, from the environment. */

@@ -1,14 +1,17 @@
 /**
- * grep matches in a worker thread with a deadline: a pattern chosen by the
- * model can backtrack for minutes, and a search over a big workspace takes
- * time; neither may stall the daemon's event loop (the lease refresh, every
- * other session). The worker never touches the file system: the caller
- * reads each file from a descriptor that VirtualFs opened beneath the
- * sandbox's mounts and hands the worker its text.
+ * The host sandbox's matching, in worker threads with a deadline: a grep
+ * pattern chosen by the model can backtrack for minutes, and so can the
+ * regular expression a glob compiles to, on a long file name; a search over
+ * a big workspace takes time. None of it may stall the daemon's event loop
+ * (the lease refresh, every other session). The workers never touch the
+ * file system: the caller reads each file from a descriptor that VirtualFs
+ * opened beneath the sandbox's mounts and hands the worker its text.
+ *
+ * The deadline is a timer of the injected clock (a real one in production;
+ * a test with a manual clock advances it).
  */
 import { Worker } from 'node:worker_threads';
-
-export const GREP_TIMEOUT_MS = 20_000;
+import type { Clock } from '../clock.js';
 
 // Plain JavaScript, evaluated in the worker (no TypeScript loader there).
 const WORKER_SOURCE = `
@@ -32,7 +35,8 @@ parentPort.on('message', (m) => {
 });
 `;
 
-export type GrepResult = { lines: string[]; total: number } | { error: string };
+/** What a search found, or why it ended without an answer (the deadline, an abort, a worker failure). */
+export type GrepOutcome = { lines: string[]; total: number } | { error: string; timedOut?: true; interrupted?: true };
 
 /**
  * One search: add() each file's text as it is read, then finish(). Ends
@@ -41,20 +45,20 @@ export type GrepResult = { lines: string[]; total: number } | { error: string };
  */
 export class GrepSearch {
   private readonly worker: Worker;
-  private readonly done: Promise<GrepResult>;
-  private settle!: (r: GrepResult) => void;
+  private readonly done: Promise<GrepOutcome>;
+  private settle!: (r: GrepOutcome) => void;
   private settled = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly cancelTimer: () => void;
   private readonly onAbort: () => void;
 
   constructor(
     pattern: string,
-    private readonly o: { maxMatches: number; timeoutMs: number; signal: AbortSignal },
+    private readonly o: { maxMatches: number; timeoutMs: number; signal: AbortSignal; clock: Pick<Clock, 'setTimer'> },
   ) {
     this.done = new Promise((resolve) => (this.settle = resolve));
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pattern, maxMatches: o.maxMatches } });
-    this.timer = setTimeout(() => this.end({ error: `grep stopped after ${o.timeoutMs} ms (a pattern that backtracks badly, or too much to search); narrow the pattern or the path` }), o.timeoutMs);
-    this.onAbort = () => this.end({ error: 'grep was interrupted' });
+    this.cancelTimer = o.clock.setTimer(o.timeoutMs, () => this.end({ error: `grep stopped after ${o.timeoutMs} ms (a pattern that backtracks badly, or too much to search); narrow the pattern or the path`, timedOut: true }));
+    this.onAbort = () => this.end({ error: 'grep was interrupted', interrupted: true });
     o.signal.addEventListener('abort', this.onAbort, { once: true });
     if (o.signal.aborted) this.onAbort();
     this.worker.on('message', (m: { lines: string[]; total: number }) => this.end(m));
@@ -71,15 +75,15 @@ export class GrepSearch {
     if (!this.settled) this.worker.postMessage({ virtual, text });
   }
 
-  finish(): Promise<GrepResult> {
+  finish(): Promise<GrepOutcome> {
     if (!this.settled) this.worker.postMessage({ end: true });
     return this.done;
   }
 
-  private end(r: GrepResult) {
+  private end(r: GrepOutcome) {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    this.cancelTimer();
     this.o.signal.removeEventListener('abort', this.onAbort);
     void this.worker.terminate();
     this.settle(r);
@@ -95,26 +99,30 @@ workerData.paths.forEach((p, i) => { if (re.test(p)) hits.push(i); });
 parentPort.postMessage(hits);
 `;
 
+/** The indices of the paths that matched, or why matching ended without an answer. */
+export type MatchOutcome = { matched: number[] } | { error: string; timedOut?: true; interrupted?: true };
+
 /**
  * Matches `paths` against a compiled glob (its RegExp source and flags) in a
  * worker with a deadline: a glob the model chooses compiles to a regular
  * expression that can backtrack for minutes on a long file name, which must
  * not stall the daemon's event loop. Resolves with the matching indices.
  */
-export function matchPathsOffThread(re: RegExp, paths: readonly string[], o: { timeoutMs: number; signal: AbortSignal }): Promise<{ matched: number[] } | { error: string }> {
+export function matchPathsOffThread(re: RegExp, paths: readonly string[], o: { timeoutMs: number; signal: AbortSignal; clock: Pick<Clock, 'setTimer'> }): Promise<MatchOutcome> {
   return new Promise((resolve) => {
     const w = new Worker(MATCH_SOURCE, { eval: true, workerData: { source: re.source, flags: re.flags, paths } });
     let done = false;
-    const finish = (r: { matched: number[] } | { error: string }) => {
+    let cancelTimer = () => {};
+    const finish = (r: MatchOutcome) => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      cancelTimer();
       o.signal.removeEventListener('abort', onAbort);
       void w.terminate();
       resolve(r);
     };
-    const timer = setTimeout(() => finish({ error: `glob stopped after ${o.timeoutMs} ms (a pattern with many wildcards backtracks badly on long names); use fewer * or narrow path` }), o.timeoutMs);
-    const onAbort = () => finish({ error: 'glob was interrupted' });
+    cancelTimer = o.clock.setTimer(o.timeoutMs, () => finish({ error: `glob stopped after ${o.timeoutMs} ms (a pattern with many wildcards backtracks badly on long names); use fewer * or narrow path`, timedOut: true }));
+    const onAbort = () => finish({ error: 'glob was interrupted', interrupted: true });
     o.signal.addEventListener('abort', onAbort, { once: true });
     if (o.signal.aborted) onAbort();
     w.on('message', (m: number[]) => finish({ matched: m }));

@@ -1,0 +1,185 @@
+/**
+ * The host sandbox: the Sandbox port (./sandbox.ts) as the daemon provides
+ * it on its own machine, for one run.
+ *
+ * - exec, restart, close: the session's ShellSession (./shell-session.ts),
+ *   one persistent bash in a pty (./pty-shell.ts) under the run's isolation
+ *   (bubblewrap, unshare-net or unconfined: ./isolation.ts). The shell
+ *   starts on the first command and is killed by close().
+ * - read, write, modify, list: VirtualFs (./virtual-fs.ts). Each operation
+ *   is one walk beneath the mounts that ends in an open descriptor, and the
+ *   operation then reads or writes that descriptor, never the path again:
+ *   nothing the agent's shell renames meanwhile can lead it outside a mount.
+ *   modify reads and writes the same descriptor.
+ * - glob, grep: ./host-search.ts, the same walk, matching in worker threads.
+ * - hideHostPaths: ./host-paths.ts, under bubblewrap only (unconfined, the
+ *   shell's host paths are its real ones).
+ *
+ * What VirtualFs throws (PathError, FileError) becomes a failure here:
+ * `refused` for a path the sandbox does not allow, the errno name for what
+ * the file system said; both messages name sandbox paths only.
+ */
+import fs from 'node:fs';
+import { fileError, FileError, PathError, readAtMost } from './beneath.js';
+import { globBeneath, grepBeneath } from './host-search.js';
+import { ShellSession, type ShellSessionOptions } from './shell-session.js';
+import { VirtualFs } from './virtual-fs.js';
+import {
+  failure,
+  type Change,
+  type ExecOptions,
+  type ExecResult,
+  type FileContent,
+  type GlobResult,
+  type GrepOptions,
+  type GrepResult,
+  type Listing,
+  type ListOptions,
+  type Modified,
+  type OpOptions,
+  type ReadOptions,
+  type Sandbox,
+  type SandboxFailure,
+  type SearchOptions,
+  type Written,
+} from './sandbox.js';
+
+/**
+ * What a run knows about its sandbox: the isolation in force, the mounts
+ * (the shell binds them; the file operations walk beneath them), the
+ * shell's environment and home, where its facts go (runtime/), the run's
+ * redactor and clock, and why no shell can run, if none can.
+ */
+export type HostSandboxOptions = ShellSessionOptions;
+
+/**
+ * What builds a run's sandbox from those facts (Deps.sandbox). hostSandbox
+ * is the default; a test or an embedder passes its own, e.g.
+ * `() => new MemorySandbox({...})`, which may ignore them.
+ */
+export type SandboxFactory = (o: HostSandboxOptions) => Sandbox;
+
+export const hostSandbox: SandboxFactory = (o) => new HostSandbox(o);
+
+const notRegular = (virtual: string) => failure('not_regular', `${virtual} is not a regular file`);
+
+class HostSandbox implements Sandbox {
+  private readonly shell: ShellSession;
+  private readonly vfs: VirtualFs;
+
+  constructor(private readonly o: HostSandboxOptions) {
+    this.shell = new ShellSession(o);
+    this.vfs = new VirtualFs(
+      o.mounts.map((m) => ({ target: m.target, host: m.host, writable: m.writable })),
+      { hideHostPaths: o.isolation === 'bwrap' },
+    );
+  }
+
+  async exec(command: string, o: ExecOptions): Promise<ExecResult | SandboxFailure> {
+    try {
+      const r = await this.shell.run(command, { timeoutMs: o.timeoutMs, signal: o.signal });
+      return { output: r.output, exitCode: r.exitCode, timedOut: r.timedOut, interrupted: r.interrupted, shellDied: r.shellDied, cwd: r.cwd };
+    } catch (e) {
+      // No sandbox here, or the shell did not start.
+      return failure('no_shell', (e as Error).message);
+    }
+  }
+
+  async restart(_o: OpOptions): Promise<SandboxFailure | null> {
+    try {
+      await this.shell.restart();
+      return null;
+    } catch (e) {
+      return failure('no_shell', (e as Error).message);
+    }
+  }
+
+  async read(path: string, o: ReadOptions): Promise<FileContent | SandboxFailure> {
+    return this.guard(path, () => {
+      const h = this.vfs.open(path);
+      try {
+        if (h.stat.isDirectory()) return failure('EISDIR', `${h.virtual}: is a directory`);
+        if (!h.stat.isFile()) return notRegular(h.virtual);
+        return { virtual: h.virtual, data: h.stat.size > o.maxBytes ? null : readAtMost(h.fd, o.maxBytes, h.stat.size) };
+      } finally {
+        h.close();
+      }
+    });
+  }
+
+  async write(path: string, content: string, _o: OpOptions): Promise<Written | SandboxFailure> {
+    return this.guard(path, () => {
+      // Written beneath the mounts: a symlink the agent planted on the way (.openboa -> /etc) cannot redirect it.
+      const h = this.vfs.open(path, { write: true, parents: true });
+      try {
+        if (!h.stat.isFile()) return notRegular(h.virtual);
+        return { virtual: h.virtual, bytes: replaceContent(h.fd, content) };
+      } finally {
+        h.close();
+      }
+    });
+  }
+
+  async modify(path: string, change: Change, o: ReadOptions): Promise<Modified | SandboxFailure> {
+    return this.guard(path, () => {
+      // One descriptor for the read and the write: the file changed is the file read.
+      const h = this.vfs.open(path, { modify: true });
+      try {
+        if (!h.stat.isFile()) return notRegular(h.virtual);
+        const next = change(h.stat.size > o.maxBytes ? null : readAtMost(h.fd, o.maxBytes, h.stat.size), h.virtual);
+        if (next === null) return { virtual: h.virtual, written: false };
+        replaceContent(h.fd, next);
+        return { virtual: h.virtual, written: true };
+      } finally {
+        h.close();
+      }
+    });
+  }
+
+  async list(path: string, o: ListOptions): Promise<Listing | SandboxFailure> {
+    return this.guard(path, () => {
+      const h = this.vfs.open(path);
+      try {
+        if (!h.stat.isDirectory()) return failure('ENOTDIR', `${h.virtual}: not a directory`);
+        return { virtual: h.virtual, ...this.vfs.list(h, o.max) };
+      } finally {
+        h.close();
+      }
+    });
+  }
+
+  async glob(pattern: string, o: SearchOptions): Promise<GlobResult | SandboxFailure> {
+    return this.guard(o.path ?? this.vfs.home, () => globBeneath(this.vfs, this.o.clock, pattern, o));
+  }
+
+  async grep(pattern: string, o: GrepOptions): Promise<GrepResult | SandboxFailure> {
+    return this.guard(o.path ?? this.vfs.home, () => grepBeneath(this.vfs, this.o.clock, pattern, o));
+  }
+
+  hideHostPaths(text: string): string {
+    return this.vfs.hideHostPaths(text);
+  }
+
+  close(): void {
+    this.shell.close();
+  }
+
+  /** Runs a file operation; what the walk or the file system throws becomes a failure naming sandbox paths only. */
+  private async guard<T>(input: string, fn: () => T | SandboxFailure | Promise<T | SandboxFailure>): Promise<T | SandboxFailure> {
+    try {
+      return await fn();
+    } catch (e) {
+      const f = fileError(e, this.vfs.absolute(input));
+      if (f instanceof PathError) return failure('refused', f.message);
+      return failure(f instanceof FileError && f.code.startsWith('E') ? (f.code as `E${string}`) : 'failed', f.message);
+    }
+  }
+}
+
+/** Replaces the content of an open regular file with `text`; returns the bytes written. */
+function replaceContent(fd: number, text: string): number {
+  const data = Buffer.from(text, 'utf8');
+  fs.ftruncateSync(fd, 0);
+  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off, off);
+  return data.length;
+}
