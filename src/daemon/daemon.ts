@@ -27,7 +27,6 @@ import { recordFailedRun } from '../core/run/failed-attempt.js';
 import { LEASE_STALE_MS, acquireLease } from '../core/lease.js';
 import { wake } from '../core/run/wake.js';
 import { planRun, nextDueMs } from '../core/run/plan.js';
-import { backoffMs } from '../core/run/backoff.js';
 import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
@@ -36,8 +35,8 @@ import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
 import { recordActivation } from './activations.js';
 import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
-import { inboxSignature } from '../core/store/inbox.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
+import { SessionHolds } from './session-holds.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -71,21 +70,13 @@ export class Daemon {
   private readonly queued = new Set<string>();
   private readonly running = new Map<string, Running>();
   private readonly known = new Map<string, Known>();
-  /** Sessions another process holds, or that spin without progress: not run before this time. */
-  private readonly blockedUntil = new Map<string, number>();
   /** Sessions whose unfinished last line is being given its grace period. */
   private readonly tailTimers = new Map<string, () => void>();
-  /** Executed runs in a row that took nothing in (no events, no revisits). */
-  private readonly idleRuns = new Map<string, number>();
   private readonly scheduler: DueScheduler;
   private readonly watcher: SessionWatcher;
   private readonly definitions: DefinitionWatcher;
-  /** Sessions backing off because their agent or environment did not load: retried when a definition changes. */
-  private readonly heldByDefinitions = new Set<string>();
-  /** Sessions to run now, backoff or not (their cause was fixed). */
-  private readonly retryNow = new Set<string>();
-  /** Sessions whose last drain left inbox/ unchanged: its signature then (see inboxWork). */
-  private readonly inboxStuck = new Map<string, { sig: string; at: number }>();
+  /** What holds sessions back from running now: busy leases, spins, broken definitions, stuck inboxes. */
+  private readonly holds: SessionHolds;
   private readonly log: OperatorLog;
   private cancelSweep: (() => void) | null = null;
   private stopping = false;
@@ -104,6 +95,7 @@ export class Daemon {
     this.queue = new PQueue({ concurrency: o.concurrency });
     this.leaseStaleMs = o.leaseStaleMs ?? LEASE_STALE_MS;
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
+    this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
@@ -128,29 +120,10 @@ export class Daemon {
     });
   }
 
-  /**
-   * Whether the session's inbox/ has something a drain could take. Not when
-   * the last drain left it exactly as it was (a file it cannot move, a marker
-   * it cannot write): draining again at once would only report the same
-   * problem again and wake the daemon with that report, in a loop. It is
-   * looked at again when the inbox changes, or after a sweep period.
-   */
-  private inboxWork(id: string): boolean {
-    const sig = inboxSignature(this.rt.store.paths(id));
-    if (sig === null) {
-      this.inboxStuck.delete(id);
-      return false;
-    }
-    const stuck = this.inboxStuck.get(id);
-    return !stuck || stuck.sig !== sig || this.rt.deps.clock.now() - stuck.at >= this.o.sweepMs;
-  }
-
   /** A definition changed: retry at once the sessions a broken definition held back. */
   private definitionsChanged() {
     if (this.stopping) return;
-    for (const id of this.heldByDefinitions) {
-      this.retryNow.add(id);
-      this.blockedUntil.delete(id);
+    for (const id of this.holds.releaseDefinitions()) {
       this.scheduler.set(id, null);
       this.request(id);
     }
@@ -208,8 +181,7 @@ export class Daemon {
       return false;
     }
     this.known.set(id, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
-    if (snap.status === 'rescheduling' && snap.last_error?.code === 'invalid_definition') this.heldByDefinitions.add(id);
-    else this.heldByDefinitions.delete(id);
+    this.holds.observe(id, snap);
     if (snap.held_back.events || snap.held_back.wake_queue) this.armTail(id, snap);
     if (run) {
       run.dirty = true;
@@ -219,14 +191,13 @@ export class Daemon {
       return false;
     }
     const now = this.rt.deps.clock.now();
-    const blocked = this.blockedUntil.get(id);
-    if (blocked !== undefined && blocked > now) {
-      this.scheduler.set(id, blocked);
+    const heldUntil = this.holds.heldUntil(id, now);
+    if (heldUntil !== undefined) {
+      this.scheduler.set(id, heldUntil);
       return false;
     }
-    this.blockedUntil.delete(id);
-    const plan = planRun(snap, now, { retryNow: this.retryNow.has(id) });
-    if (plan.runnable || snap.rejected.length > 0 || this.inboxWork(id)) {
+    const plan = planRun(snap, now, { retryNow: this.holds.retriesNow(id) });
+    if (plan.runnable || snap.rejected.length > 0 || this.holds.inboxWork(id)) {
       this.scheduler.set(id, null);
       return this.request(id, snap);
     }
@@ -257,11 +228,11 @@ export class Daemon {
     const at = () => iso(this.rt.deps.clock.now());
     let skipped = false;
     let result: WakeResult | null = null;
-    const inboxBefore = inboxSignature(this.rt.store.paths(id));
+    const begun = this.holds.begin(id);
     try {
       const r = await wake(this.rt, id, {
         signal: entry.controller.signal,
-        retryNow: this.retryNow.delete(id),
+        retryNow: begun.retryNow,
         leaseStaleMs: this.leaseStaleMs,
         onStart: (info) => {
           recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
@@ -292,7 +263,7 @@ export class Daemon {
       if (OpenboaError.is(e) && e.code === 'busy') {
         // Retried once the lease could have gone stale, or sooner when the lease says when (a lock whose maker may have died).
         const until = this.rt.deps.clock.now() + (e.retryAfterMs ?? this.leaseStaleMs + 1000);
-        this.blockedUntil.set(id, until);
+        this.holds.holdUntil(id, until);
         recordActivation(runtimeDir, { kind: 'blocked', at: at(), reason: `lease_contended: ${e.message}`, retry_at: iso(until) });
       } else if (OpenboaError.is(e) && e.code === 'not_found') {
         this.forget(id);
@@ -302,16 +273,7 @@ export class Daemon {
       }
     } finally {
       this.running.delete(id);
-      // Stuck only when a drain ran (any wake that returned did; a busy lease did not) and left the inbox as
-      // it was. Listed again only when there was something to drain (an empty inbox cannot be stuck).
-      const inboxAfter = inboxBefore === null || result === null ? null : inboxSignature(this.rt.store.paths(id));
-      if (inboxAfter !== null && inboxAfter === inboxBefore) this.inboxStuck.set(id, { sig: inboxAfter, at: this.rt.deps.clock.now() });
-      else this.inboxStuck.delete(id);
-      if (result?.outcome === 'executed') {
-        const progress = result.processed_event_ids.length > 0 || result.wakes_consumed.length > 0;
-        if (progress) this.idleRuns.delete(id);
-        else this.idleRuns.set(id, (this.idleRuns.get(id) ?? 0) + 1);
-      }
+      this.holds.end(id, begun, result);
       // After a run, look again (work may have arrived). After a skip, only
       // arm the due time: re-queueing at once could spin if the daemon's view
       // and the run's ever disagreed; any new append is a fresh hint anyway.
@@ -330,23 +292,11 @@ export class Daemon {
     }
   }
 
-  /**
-   * A session that ran twice in a row without taking anything in, and would
-   * run again at once, is spinning (a failure that repeats before any
-   * progress): it backs off like a failing run, 2 s doubling to 5 min.
-   */
+  /** Holds back a session that spins (SessionHolds.guardSpin), and says so. */
   private guardSpin(id: string, runtimeDir: string) {
-    const n = this.idleRuns.get(id) ?? 0;
-    if (n < 2) return;
-    let again = false;
-    try {
-      again = planRun(this.rt.store.snapshot(id, { persist: false }), this.rt.deps.clock.now(), {}).runnable;
-    } catch {
-      return;
-    }
-    if (!again) return;
-    const until = this.rt.deps.clock.now() + backoffMs(n - 2, this.rt.deps.random);
-    this.blockedUntil.set(id, until);
+    const spin = this.holds.guardSpin(id);
+    if (!spin) return;
+    const { runs: n, until } = spin;
     this.log.notice(`session ${id} made no progress in ${n} runs in a row; next try at ${iso(until)}`, { session_id: id, retry_at: iso(until) });
     recordActivation(runtimeDir, { kind: 'blocked', at: iso(this.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
   }
@@ -404,10 +354,7 @@ export class Daemon {
 
   private forget(id: string) {
     this.known.delete(id);
-    this.inboxStuck.delete(id);
-    this.heldByDefinitions.delete(id);
-    this.retryNow.delete(id);
-    this.blockedUntil.delete(id);
+    this.holds.forget(id);
     this.scheduler.set(id, null);
   }
 
@@ -429,7 +376,7 @@ export class Daemon {
           return -1;
         }
       };
-      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || this.inboxWork(id)) this.evaluate(id);
+      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || this.holds.inboxWork(id)) this.evaluate(id);
     }
   }
 
