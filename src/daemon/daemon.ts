@@ -23,8 +23,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { iso } from '../core/clock.js';
 import { OpenboaError } from '../core/errors.js';
-import { recordFailedRun } from '../core/run/failed-attempt.js';
-import { LEASE_STALE_MS, acquireLease } from '../core/lease.js';
+import { LEASE_STALE_MS } from '../core/lease.js';
 import { wake } from '../core/run/wake.js';
 import { planRun, nextDueMs } from '../core/run/plan.js';
 import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
@@ -34,6 +33,7 @@ import { SessionWatcher } from './session-watcher.js';
 import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
 import { recordActivation } from './activations.js';
+import { recordFailedWake } from './failed-wake.js';
 import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 import { SessionHolds } from './session-holds.js';
@@ -269,7 +269,8 @@ export class Daemon {
         this.forget(id);
       } else {
         recordActivation(runtimeDir, { kind: 'abandoned', at: at(), reason: (e as Error).message });
-        await this.recordFailure(id, e as Error);
+        this.log.notice(`run of ${id} failed: ${(e as Error).message}`, { session_id: id });
+        await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
       }
     } finally {
       this.running.delete(id);
@@ -330,25 +331,6 @@ export class Daemon {
       this.scheduler.set(id, nextDueMs(this.rt.store.snapshot(id)));
     } catch {
       this.forget(id);
-    }
-  }
-
-  /**
-   * A run that threw outside the harness (I/O, a bug): recorded in the log
-   * and retried with the same backoff as model failures.
-   */
-  private async recordFailure(id: string, e: Error) {
-    this.log.notice(`run of ${id} failed: ${e.message}`, { session_id: id });
-    try {
-      const p = this.rt.store.paths(id);
-      const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(this.rt.deps.clock.now()), staleMs: this.leaseStaleMs });
-      try {
-        recordFailedRun(this.rt, id, { code: 'run_failed', message: `the run failed: ${e.message}` });
-      } finally {
-        await lease.release();
-      }
-    } catch {
-      // could not even record it; the sweep will look again
     }
   }
 
