@@ -34,9 +34,9 @@ import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
 import { recordActivation } from './activations.js';
 import { recordFailedWake } from './failed-wake.js';
-import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 import { SessionHolds } from './session-holds.js';
+import { TailSealer } from './tail-sealer.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -70,8 +70,8 @@ export class Daemon {
   private readonly queued = new Set<string>();
   private readonly running = new Map<string, Running>();
   private readonly known = new Map<string, Known>();
-  /** Sessions whose unfinished last line is being given its grace period. */
-  private readonly tailTimers = new Map<string, () => void>();
+  /** Unfinished last lines: given a grace, then sealed. */
+  private readonly tails: TailSealer;
   private readonly scheduler: DueScheduler;
   private readonly watcher: SessionWatcher;
   private readonly definitions: DefinitionWatcher;
@@ -95,6 +95,7 @@ export class Daemon {
     this.queue = new PQueue({ concurrency: o.concurrency });
     this.leaseStaleMs = o.leaseStaleMs ?? LEASE_STALE_MS;
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
+    this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
@@ -182,7 +183,7 @@ export class Daemon {
     }
     this.known.set(id, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
     this.holds.observe(id, snap);
-    if (snap.held_back.events || snap.held_back.wake_queue) this.armTail(id, snap);
+    if (snap.held_back.events || snap.held_back.wake_queue) this.tails.arm(id, snap);
     if (run) {
       run.dirty = true;
       if (snap.pending_events.some((p) => p.type === 'user.interrupt') && !run.controller.signal.aborted) {
@@ -302,30 +303,6 @@ export class Daemon {
     recordActivation(runtimeDir, { kind: 'blocked', at: iso(this.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
   }
 
-  /**
-   * A last line without its "\n" is still being written — unless it stays so
-   * for TAIL_GRACE_MS (a writer died, or `printf` without a newline). Then it
-   * is sealed, so the line is read: delivered if it is a valid event,
-   * reported if not. Nothing a person wrote waits forever unseen.
-   */
-  private armTail(id: string, snap: SessionSnapshot) {
-    if (this.tailTimers.has(id) || this.stopping) return;
-    const p = this.rt.store.paths(id);
-    const sizes = { events: snap.journals.events.offset + snap.held_back.events, wakeQueue: snap.journals.wake_queue.offset + snap.held_back.wake_queue };
-    // Through the injected clock, like every timer of the daemon: tests move time instead of waiting.
-    const cancel = this.rt.deps.clock.setTimer(TAIL_GRACE_MS, () => {
-      this.tailTimers.delete(id);
-      if (this.stopping) return;
-      const size = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? -1;
-      let sealed = false;
-      if (snap.held_back.events && size(p.events) === sizes.events) sealed = sealTail(p.events) || sealed;
-      if (snap.held_back.wake_queue && size(p.wakeQueue) === sizes.wakeQueue) sealed = sealTail(p.wakeQueue) || sealed;
-      if (sealed) this.log.notice(`sealed an unfinished last line in session ${id} after ${TAIL_GRACE_MS} ms`, { session_id: id });
-      this.evaluate(id);
-    });
-    this.tailTimers.set(id, cancel);
-  }
-
   private armDue(id: string) {
     try {
       this.scheduler.set(id, nextDueMs(this.rt.store.snapshot(id)));
@@ -388,8 +365,7 @@ export class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     this.cancelSweep?.();
-    for (const cancel of this.tailTimers.values()) cancel();
-    this.tailTimers.clear();
+    this.tails.stop();
     this.scheduler.stop();
     this.queue.clear();
     this.queued.clear();
