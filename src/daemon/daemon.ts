@@ -32,7 +32,7 @@ import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
 import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
-import { recordActivation } from './activations.js';
+import { endActivation, recordActivation } from './activations.js';
 import { recordFailedWake } from './failed-wake.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 import { SessionHolds } from './session-holds.js';
@@ -243,18 +243,7 @@ export class Daemon {
       });
       if (r.outcome === 'executed') {
         this.log.end(r);
-        const requeued = r.status === 'rescheduling';
-        recordActivation(runtimeDir, {
-          kind: requeued ? 'requeued' : 'acked',
-          at: at(),
-          wake_id: r.wake_id,
-          trigger: r.trigger,
-          stop_reason: r.stop_reason?.type ?? null,
-          retry_at: r.retry_at,
-          processed_event_ids: r.processed_event_ids,
-          wakes_consumed: r.wakes_consumed,
-          ...(requeued ? { reason: `rescheduled until ${r.retry_at}` } : {}),
-        });
+        recordActivation(runtimeDir, endActivation(r, at()));
         this.runsCompleted += 1;
       } else {
         skipped = true;
