@@ -37,6 +37,7 @@ import { recordFailedWake } from './failed-wake.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 import { SessionHolds } from './session-holds.js';
 import { TailSealer } from './tail-sealer.js';
+import { SessionSweep } from './session-sweep.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -60,16 +61,10 @@ interface Running {
   dirty: boolean;
 }
 
-interface Known {
-  events: number;
-  wakeQueue: number;
-}
-
 export class Daemon {
   private readonly queue: PQueue;
   private readonly queued = new Set<string>();
   private readonly running = new Map<string, Running>();
-  private readonly known = new Map<string, Known>();
   /** Unfinished last lines: given a grace, then sealed. */
   private readonly tails: TailSealer;
   private readonly scheduler: DueScheduler;
@@ -77,8 +72,9 @@ export class Daemon {
   private readonly definitions: DefinitionWatcher;
   /** What holds sessions back from running now: busy leases, spins, broken definitions, stuck inboxes. */
   private readonly holds: SessionHolds;
+  /** The safety sweep, and the journal sizes it compares against. */
+  private readonly sweeper: SessionSweep;
   private readonly log: OperatorLog;
-  private cancelSweep: (() => void) | null = null;
   private stopping = false;
   private readonly leaseStaleMs: number;
   /** Runs executed since start (for tests and benchmarks). */
@@ -97,6 +93,7 @@ export class Daemon {
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
+    this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, inboxWork: (id) => this.holds.inboxWork(id), onStale: (id) => this.evaluate(id) });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
@@ -156,7 +153,7 @@ export class Daemon {
       this.watcher.start();
       this.definitions.start();
     }
-    this.armSweep();
+    this.sweeper.start();
     return { sessions: ids.length };
   }
 
@@ -181,7 +178,7 @@ export class Daemon {
       else this.log.notice(`cannot read session ${id}: ${(e as Error).message}`, { session_id: id });
       return false;
     }
-    this.known.set(id, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
+    this.sweeper.note(id, snap);
     this.holds.observe(id, snap);
     if (snap.held_back.events || snap.held_back.wake_queue) this.tails.arm(id, snap);
     if (run) {
@@ -301,7 +298,7 @@ export class Daemon {
   }
 
   private forget(id: string) {
-    this.known.delete(id);
+    this.sweeper.forget(id);
     this.holds.forget(id);
     this.scheduler.set(id, null);
   }
@@ -309,31 +306,7 @@ export class Daemon {
   /** Re-stats every session against what was folded; looks again at any that moved, and at new ones. */
   sweep(): void {
     if (this.stopping) return;
-    const ids = this.rt.store.listIds();
-    for (const id of ids) {
-      const k = this.known.get(id);
-      if (!k) {
-        this.evaluate(id);
-        continue;
-      }
-      const p = this.rt.store.paths(id);
-      const size = (f: string) => {
-        try {
-          return fs.statSync(f).size;
-        } catch {
-          return -1;
-        }
-      };
-      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || this.holds.inboxWork(id)) this.evaluate(id);
-    }
-  }
-
-  private armSweep() {
-    if (this.stopping) return;
-    this.cancelSweep = this.rt.deps.clock.setTimer(this.o.sweepMs, () => {
-      this.sweep();
-      this.armSweep();
-    });
+    this.sweeper.run();
   }
 
   get activeRuns(): number {
@@ -353,7 +326,7 @@ export class Daemon {
   async stop(graceMs = 4500): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    this.cancelSweep?.();
+    this.sweeper.stop();
     this.tails.stop();
     this.scheduler.stop();
     this.queue.clear();
