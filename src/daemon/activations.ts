@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import fs from 'node:fs';
+import type { WakeResult } from '../core/run/run-context.js';
 import { appendLines } from '../core/store/jsonl.js';
 
 export type ActivationKind = 'leased' | 'acked' | 'requeued' | 'blocked' | 'abandoned';
@@ -30,4 +31,20 @@ export function recordActivation(runtimeDir: string, a: Activation): void {
   } catch {
     // a journal for people: losing a line must not stop the daemon
   }
+}
+
+/** The line for a run that executed and ended: acked, or requeued when it ended rescheduled. */
+export function endActivation(r: WakeResult, at: string): Activation {
+  const requeued = r.status === 'rescheduling';
+  return {
+    kind: requeued ? 'requeued' : 'acked',
+    at,
+    wake_id: r.wake_id,
+    trigger: r.trigger,
+    stop_reason: r.stop_reason?.type ?? null,
+    retry_at: r.retry_at,
+    processed_event_ids: r.processed_event_ids,
+    wakes_consumed: r.wakes_consumed,
+    ...(requeued ? { reason: `rescheduled until ${r.retry_at}` } : {}),
+  };
 }

@@ -23,21 +23,21 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { iso } from '../core/clock.js';
 import { OpenboaError } from '../core/errors.js';
-import { recordFailedRun } from '../core/run/failed-attempt.js';
-import { LEASE_STALE_MS, acquireLease } from '../core/lease.js';
+import { LEASE_STALE_MS } from '../core/lease.js';
 import { wake } from '../core/run/wake.js';
 import { planRun, nextDueMs } from '../core/run/plan.js';
-import { backoffMs } from '../core/run/backoff.js';
 import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
 import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
-import { recordActivation } from './activations.js';
-import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
-import { inboxSignature } from '../core/store/inbox.js';
+import { endActivation, recordActivation } from './activations.js';
+import { recordFailedWake } from './failed-wake.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
+import { SessionHolds } from './session-holds.js';
+import { TailSealer } from './tail-sealer.js';
+import { SessionSweep } from './session-sweep.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -61,33 +61,20 @@ interface Running {
   dirty: boolean;
 }
 
-interface Known {
-  events: number;
-  wakeQueue: number;
-}
-
 export class Daemon {
   private readonly queue: PQueue;
   private readonly queued = new Set<string>();
   private readonly running = new Map<string, Running>();
-  private readonly known = new Map<string, Known>();
-  /** Sessions another process holds, or that spin without progress: not run before this time. */
-  private readonly blockedUntil = new Map<string, number>();
-  /** Sessions whose unfinished last line is being given its grace period. */
-  private readonly tailTimers = new Map<string, () => void>();
-  /** Executed runs in a row that took nothing in (no events, no revisits). */
-  private readonly idleRuns = new Map<string, number>();
+  /** Unfinished last lines: given a grace, then sealed. */
+  private readonly tails: TailSealer;
   private readonly scheduler: DueScheduler;
   private readonly watcher: SessionWatcher;
   private readonly definitions: DefinitionWatcher;
-  /** Sessions backing off because their agent or environment did not load: retried when a definition changes. */
-  private readonly heldByDefinitions = new Set<string>();
-  /** Sessions to run now, backoff or not (their cause was fixed). */
-  private readonly retryNow = new Set<string>();
-  /** Sessions whose last drain left inbox/ unchanged: its signature then (see inboxWork). */
-  private readonly inboxStuck = new Map<string, { sig: string; at: number }>();
+  /** What holds sessions back from running now: busy leases, spins, broken definitions, stuck inboxes. */
+  private readonly holds: SessionHolds;
+  /** The safety sweep, and the journal sizes it compares against. */
+  private readonly sweeper: SessionSweep;
   private readonly log: OperatorLog;
-  private cancelSweep: (() => void) | null = null;
   private stopping = false;
   private readonly leaseStaleMs: number;
   /** Runs executed since start (for tests and benchmarks). */
@@ -104,6 +91,9 @@ export class Daemon {
     this.queue = new PQueue({ concurrency: o.concurrency });
     this.leaseStaleMs = o.leaseStaleMs ?? LEASE_STALE_MS;
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
+    this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
+    this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
+    this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, inboxWork: (id) => this.holds.inboxWork(id), onStale: (id) => this.evaluate(id) });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
@@ -128,29 +118,10 @@ export class Daemon {
     });
   }
 
-  /**
-   * Whether the session's inbox/ has something a drain could take. Not when
-   * the last drain left it exactly as it was (a file it cannot move, a marker
-   * it cannot write): draining again at once would only report the same
-   * problem again and wake the daemon with that report, in a loop. It is
-   * looked at again when the inbox changes, or after a sweep period.
-   */
-  private inboxWork(id: string): boolean {
-    const sig = inboxSignature(this.rt.store.paths(id));
-    if (sig === null) {
-      this.inboxStuck.delete(id);
-      return false;
-    }
-    const stuck = this.inboxStuck.get(id);
-    return !stuck || stuck.sig !== sig || this.rt.deps.clock.now() - stuck.at >= this.o.sweepMs;
-  }
-
   /** A definition changed: retry at once the sessions a broken definition held back. */
   private definitionsChanged() {
     if (this.stopping) return;
-    for (const id of this.heldByDefinitions) {
-      this.retryNow.add(id);
-      this.blockedUntil.delete(id);
+    for (const id of this.holds.releaseDefinitions()) {
       this.scheduler.set(id, null);
       this.request(id);
     }
@@ -182,7 +153,7 @@ export class Daemon {
       this.watcher.start();
       this.definitions.start();
     }
-    this.armSweep();
+    this.sweeper.start();
     return { sessions: ids.length };
   }
 
@@ -207,10 +178,9 @@ export class Daemon {
       else this.log.notice(`cannot read session ${id}: ${(e as Error).message}`, { session_id: id });
       return false;
     }
-    this.known.set(id, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
-    if (snap.status === 'rescheduling' && snap.last_error?.code === 'invalid_definition') this.heldByDefinitions.add(id);
-    else this.heldByDefinitions.delete(id);
-    if (snap.held_back.events || snap.held_back.wake_queue) this.armTail(id, snap);
+    this.sweeper.note(id, snap);
+    this.holds.observe(id, snap);
+    if (snap.held_back.events || snap.held_back.wake_queue) this.tails.arm(id, snap);
     if (run) {
       run.dirty = true;
       if (snap.pending_events.some((p) => p.type === 'user.interrupt') && !run.controller.signal.aborted) {
@@ -219,14 +189,13 @@ export class Daemon {
       return false;
     }
     const now = this.rt.deps.clock.now();
-    const blocked = this.blockedUntil.get(id);
-    if (blocked !== undefined && blocked > now) {
-      this.scheduler.set(id, blocked);
+    const heldUntil = this.holds.heldUntil(id, now);
+    if (heldUntil !== undefined) {
+      this.scheduler.set(id, heldUntil);
       return false;
     }
-    this.blockedUntil.delete(id);
-    const plan = planRun(snap, now, { retryNow: this.retryNow.has(id) });
-    if (plan.runnable || snap.rejected.length > 0 || this.inboxWork(id)) {
+    const plan = planRun(snap, now, { retryNow: this.holds.retriesNow(id) });
+    if (plan.runnable || snap.rejected.length > 0 || this.holds.inboxWork(id)) {
       this.scheduler.set(id, null);
       return this.request(id, snap);
     }
@@ -257,11 +226,11 @@ export class Daemon {
     const at = () => iso(this.rt.deps.clock.now());
     let skipped = false;
     let result: WakeResult | null = null;
-    const inboxBefore = inboxSignature(this.rt.store.paths(id));
+    const begun = this.holds.begin(id);
     try {
       const r = await wake(this.rt, id, {
         signal: entry.controller.signal,
-        retryNow: this.retryNow.delete(id),
+        retryNow: begun.retryNow,
         leaseStaleMs: this.leaseStaleMs,
         onStart: (info) => {
           recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
@@ -271,18 +240,7 @@ export class Daemon {
       });
       if (r.outcome === 'executed') {
         this.log.end(r);
-        const requeued = r.status === 'rescheduling';
-        recordActivation(runtimeDir, {
-          kind: requeued ? 'requeued' : 'acked',
-          at: at(),
-          wake_id: r.wake_id,
-          trigger: r.trigger,
-          stop_reason: r.stop_reason?.type ?? null,
-          retry_at: r.retry_at,
-          processed_event_ids: r.processed_event_ids,
-          wakes_consumed: r.wakes_consumed,
-          ...(requeued ? { reason: `rescheduled until ${r.retry_at}` } : {}),
-        });
+        recordActivation(runtimeDir, endActivation(r, at()));
         this.runsCompleted += 1;
       } else {
         skipped = true;
@@ -292,26 +250,18 @@ export class Daemon {
       if (OpenboaError.is(e) && e.code === 'busy') {
         // Retried once the lease could have gone stale, or sooner when the lease says when (a lock whose maker may have died).
         const until = this.rt.deps.clock.now() + (e.retryAfterMs ?? this.leaseStaleMs + 1000);
-        this.blockedUntil.set(id, until);
+        this.holds.holdUntil(id, until);
         recordActivation(runtimeDir, { kind: 'blocked', at: at(), reason: `lease_contended: ${e.message}`, retry_at: iso(until) });
       } else if (OpenboaError.is(e) && e.code === 'not_found') {
         this.forget(id);
       } else {
         recordActivation(runtimeDir, { kind: 'abandoned', at: at(), reason: (e as Error).message });
-        await this.recordFailure(id, e as Error);
+        this.log.notice(`run of ${id} failed: ${(e as Error).message}`, { session_id: id });
+        await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
       }
     } finally {
       this.running.delete(id);
-      // Stuck only when a drain ran (any wake that returned did; a busy lease did not) and left the inbox as
-      // it was. Listed again only when there was something to drain (an empty inbox cannot be stuck).
-      const inboxAfter = inboxBefore === null || result === null ? null : inboxSignature(this.rt.store.paths(id));
-      if (inboxAfter !== null && inboxAfter === inboxBefore) this.inboxStuck.set(id, { sig: inboxAfter, at: this.rt.deps.clock.now() });
-      else this.inboxStuck.delete(id);
-      if (result?.outcome === 'executed') {
-        const progress = result.processed_event_ids.length > 0 || result.wakes_consumed.length > 0;
-        if (progress) this.idleRuns.delete(id);
-        else this.idleRuns.set(id, (this.idleRuns.get(id) ?? 0) + 1);
-      }
+      this.holds.end(id, begun, result);
       // After a run, look again (work may have arrived). After a skip, only
       // arm the due time: re-queueing at once could spin if the daemon's view
       // and the run's ever disagreed; any new append is a fresh hint anyway.
@@ -330,49 +280,13 @@ export class Daemon {
     }
   }
 
-  /**
-   * A session that ran twice in a row without taking anything in, and would
-   * run again at once, is spinning (a failure that repeats before any
-   * progress): it backs off like a failing run, 2 s doubling to 5 min.
-   */
+  /** Holds back a session that spins (SessionHolds.guardSpin), and says so. */
   private guardSpin(id: string, runtimeDir: string) {
-    const n = this.idleRuns.get(id) ?? 0;
-    if (n < 2) return;
-    let again = false;
-    try {
-      again = planRun(this.rt.store.snapshot(id, { persist: false }), this.rt.deps.clock.now(), {}).runnable;
-    } catch {
-      return;
-    }
-    if (!again) return;
-    const until = this.rt.deps.clock.now() + backoffMs(n - 2, this.rt.deps.random);
-    this.blockedUntil.set(id, until);
+    const spin = this.holds.guardSpin(id);
+    if (!spin) return;
+    const { runs: n, until } = spin;
     this.log.notice(`session ${id} made no progress in ${n} runs in a row; next try at ${iso(until)}`, { session_id: id, retry_at: iso(until) });
     recordActivation(runtimeDir, { kind: 'blocked', at: iso(this.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
-  }
-
-  /**
-   * A last line without its "\n" is still being written — unless it stays so
-   * for TAIL_GRACE_MS (a writer died, or `printf` without a newline). Then it
-   * is sealed, so the line is read: delivered if it is a valid event,
-   * reported if not. Nothing a person wrote waits forever unseen.
-   */
-  private armTail(id: string, snap: SessionSnapshot) {
-    if (this.tailTimers.has(id) || this.stopping) return;
-    const p = this.rt.store.paths(id);
-    const sizes = { events: snap.journals.events.offset + snap.held_back.events, wakeQueue: snap.journals.wake_queue.offset + snap.held_back.wake_queue };
-    // Through the injected clock, like every timer of the daemon: tests move time instead of waiting.
-    const cancel = this.rt.deps.clock.setTimer(TAIL_GRACE_MS, () => {
-      this.tailTimers.delete(id);
-      if (this.stopping) return;
-      const size = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? -1;
-      let sealed = false;
-      if (snap.held_back.events && size(p.events) === sizes.events) sealed = sealTail(p.events) || sealed;
-      if (snap.held_back.wake_queue && size(p.wakeQueue) === sizes.wakeQueue) sealed = sealTail(p.wakeQueue) || sealed;
-      if (sealed) this.log.notice(`sealed an unfinished last line in session ${id} after ${TAIL_GRACE_MS} ms`, { session_id: id });
-      this.evaluate(id);
-    });
-    this.tailTimers.set(id, cancel);
   }
 
   private armDue(id: string) {
@@ -383,62 +297,16 @@ export class Daemon {
     }
   }
 
-  /**
-   * A run that threw outside the harness (I/O, a bug): recorded in the log
-   * and retried with the same backoff as model failures.
-   */
-  private async recordFailure(id: string, e: Error) {
-    this.log.notice(`run of ${id} failed: ${e.message}`, { session_id: id });
-    try {
-      const p = this.rt.store.paths(id);
-      const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(this.rt.deps.clock.now()), staleMs: this.leaseStaleMs });
-      try {
-        recordFailedRun(this.rt, id, { code: 'run_failed', message: `the run failed: ${e.message}` });
-      } finally {
-        await lease.release();
-      }
-    } catch {
-      // could not even record it; the sweep will look again
-    }
-  }
-
   private forget(id: string) {
-    this.known.delete(id);
-    this.inboxStuck.delete(id);
-    this.heldByDefinitions.delete(id);
-    this.retryNow.delete(id);
-    this.blockedUntil.delete(id);
+    this.sweeper.forget(id);
+    this.holds.forget(id);
     this.scheduler.set(id, null);
   }
 
   /** Re-stats every session against what was folded; looks again at any that moved, and at new ones. */
   sweep(): void {
     if (this.stopping) return;
-    const ids = this.rt.store.listIds();
-    for (const id of ids) {
-      const k = this.known.get(id);
-      if (!k) {
-        this.evaluate(id);
-        continue;
-      }
-      const p = this.rt.store.paths(id);
-      const size = (f: string) => {
-        try {
-          return fs.statSync(f).size;
-        } catch {
-          return -1;
-        }
-      };
-      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || this.inboxWork(id)) this.evaluate(id);
-    }
-  }
-
-  private armSweep() {
-    if (this.stopping) return;
-    this.cancelSweep = this.rt.deps.clock.setTimer(this.o.sweepMs, () => {
-      this.sweep();
-      this.armSweep();
-    });
+    this.sweeper.run();
   }
 
   get activeRuns(): number {
@@ -458,9 +326,8 @@ export class Daemon {
   async stop(graceMs = 4500): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    this.cancelSweep?.();
-    for (const cancel of this.tailTimers.values()) cancel();
-    this.tailTimers.clear();
+    this.sweeper.stop();
+    this.tails.stop();
     this.scheduler.stop();
     this.queue.clear();
     this.queued.clear();

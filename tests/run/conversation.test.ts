@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildConversation, fitToBudget, awaitsModel, type LoggedEvent } from '../../src/core/run/conversation.js';
+import { buildConversation, type LoggedEvent } from '../../src/core/run/conversation.js';
+import { awaitsModel } from '../../src/core/run/message-repair.js';
+import { fitToBudget } from '../../src/core/run/token-budget.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import { choosePosture } from '../../src/core/sandbox/isolation.js';
 import { EnvironmentDefinition } from '../../src/core/schema/index.js';
@@ -87,7 +89,8 @@ test('sandbox posture: bwrap where it works; auto falls back to unshare for the 
 });
 
 test('viewing after every event gives the same conversation as a fresh rebuild (incremental repair)', async () => {
-  const { ConversationBuilder, estimateTokens } = await import('../../src/core/run/conversation.js');
+  const { ConversationBuilder } = await import('../../src/core/run/conversation.js');
+  const { estimateTokens } = await import('../../src/core/run/token-budget.js');
   // a pseudo-random but fixed mix of turns, dangling uses, steering and cut windows
   let seed = 7;
   const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);

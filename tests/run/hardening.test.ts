@@ -6,7 +6,7 @@ import path from 'node:path';
 import { spawn, execSync } from 'node:child_process';
 import { bench, writeAgent, textOf, toolResults, NO_SHELL } from '../helpers/run.js';
 import { appendLines, readLines } from '../../src/core/store/jsonl.js';
-import { fitToBudget } from '../../src/core/run/conversation.js';
+import { fitToBudget } from '../../src/core/run/token-budget.js';
 import { tempHome } from '../helpers/home.js';
 import { MAX_WAKE_ATTEMPTS } from '../../src/core/run/wake.js';
 

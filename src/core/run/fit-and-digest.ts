@@ -15,7 +15,9 @@
 import type { ModelRequest } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import { wellFormed, wellFormedDeep } from '../text-cut.js';
-import { awaitsModel, estimateTokens, type ConversationView } from './conversation.js';
+import type { ConversationView } from './conversation.js';
+import { awaitsModel } from './message-repair.js';
+import { estimateTokens } from './token-budget.js';
 import { fitMessages } from './fit-window.js';
 import { systemPrompt } from './system-prompt.js';
 import type { ContextStrategy } from './loop-hooks.js';

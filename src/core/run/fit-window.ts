@@ -18,7 +18,8 @@
  */
 import type { AssistantBlock, Message, UserBlock } from '../model/provider.js';
 import { cutHead } from '../text-cut.js';
-import { estimateTokens, fitToBudget, originOf, type BlockOrigin, type ConversationView } from './conversation.js';
+import { originOf, type BlockOrigin, type ConversationView } from './conversation.js';
+import { estimateTokens, fitToBudget } from './token-budget.js';
 import { DIGEST_TOKENS, digestOf, withDigest } from './compaction.js';
 
 /** A text is never cut below this many characters: enough to see what it was. */
