@@ -4,7 +4,8 @@
  * uses the first; the daemon uses both to queue runs and arm its timer.
  */
 import type { PendingEvent, SessionSnapshot, Trigger } from '../schema/index.js';
-import { dueWakes, openActions } from '../store/fold.js';
+import { openActions } from '../store/answer-problem.js';
+import { dueWakes } from '../store/wake-queue-fold.js';
 
 /** What a run will take in, decided from the snapshot alone. */
 export interface RunPlan {

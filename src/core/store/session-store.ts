@@ -31,7 +31,8 @@ import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { appendLines, readLines, START, type Cursor } from './jsonl.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
-import { applyEvent, applyRejection, applyWake, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
+import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
+import { applyWakeRecord } from './wake-queue-fold.js';
 import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
 import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
 
@@ -204,7 +205,7 @@ export class SessionStore {
     if (wq.reset && base) return this.fold(sessionId, p, null);
     for (const raw of wq.lines) {
       const r = parseWakeLine(raw, now);
-      if (r.kind === 'wake') applyWake(s, r.record, r.line);
+      if (r.kind === 'wake') applyWakeRecord(s, r.record, r.line);
       else if (r.kind === 'invalid') applyRejection(s, 'wake-queue.jsonl', r.rejection);
     }
     s.journals.wake_queue = wq.cursor;
