@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   EVENT_SCHEMAS,
+  LOG_FORMAT,
   SessionSnapshot,
   SESSION_FORMAT,
   UUID_V7,
@@ -29,7 +30,8 @@ import type { Home, SessionPaths } from '../home.js';
 import { sessionPaths } from '../home.js';
 import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
-import { appendLines, readLines, START, type Cursor } from './jsonl.js';
+import { appendLines, readFirstLine, readLines, START, type Cursor } from './jsonl.js';
+import { logFormatOf } from './migrations.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
 import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
 import { applyWakeRecord } from './wake-queue-fold.js';
@@ -100,6 +102,7 @@ export class SessionStore {
     writeNewRunKey(tmpDir);
     const created = this.stamp({
       type: 'session.created',
+      format: LOG_FORMAT,
       agent_id: input.agentId,
       environment_id: input.environmentId,
       ...(input.title ? { title: input.title } : {}),
@@ -184,18 +187,33 @@ export class SessionStore {
   }
 
   /**
+   * The format of the session's log (its first line's `format`; 0 when it has
+   * none). Throws unsupported_log_format for a log this code does not read:
+   * every read of the log (snapshot, readEvents) goes through here first, so
+   * such a session is reported, never misread or run.
+   */
+  logFormat(sessionId: string): number {
+    return this.formatOf(sessionId, this.paths(sessionId));
+  }
+
+  private formatOf(sessionId: string, p: SessionPaths): number {
+    return logFormatOf(readFirstLine(p.events), `session ${sessionId}'s log (${path.relative(this.home.root, this.paths(sessionId).events)})`);
+  }
+
+  /**
    * Folds the journals onto `base` (mutated and returned) or from scratch.
    * Reads the files, never writes them.
    */
   private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null): SessionSnapshot {
     const now = this.deps.clock.now();
+    const format = this.formatOf(sessionId, p);
     let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
     const trusted = base ? s.journals.events.line : 0; // lines a fold judged before this one
     const ev = readLines(p.events, s.journals.events);
     const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line);
     if (ev.reset && base) return this.fold(sessionId, p, null);
     for (const raw of ev.lines) {
-      const r = parseEventLine(raw, now);
+      const r = parseEventLine(raw, now, format);
       if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true, verify);
       else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
     }
@@ -305,17 +323,28 @@ export class SessionStore {
   }
 
   /**
-   * Every line of the log, parsed (events, rejections, blanks), from `from`.
+   * The log's complete lines after `from`, parsed (events, rejections,
+   * blanks) and brought up to the current format, with the cursor to pass
+   * next time to read on from where this read ended. START reads from line
+   * 1; the cursor of a previous read, or a snapshot's `journals.events`,
+   * reads only what came after it (cost: the new bytes). A cursor is a byte
+   * offset with its line count and the file's inode (0: any file): one whose
+   * file was replaced, or whose offset no longer ends a line, reads from
+   * line 1 again and says so (`reset`). An unfinished last line (no "\n"
+   * yet) is not read; the cursor stops before it.
+   *
    * An event whose line has no created_at shows its pinned time: the one the
    * run that took it in recorded (created_at_of), or, while it is pending,
    * the one session.json holds; so every read shows the same value.
+   * Throws not_found, or unsupported_log_format (see logFormat).
    */
-  readEvents(sessionId: string, from: Cursor = START): { lines: ParsedEventLine[]; cursor: Cursor } {
+  readEvents(sessionId: string, from: Cursor = START): { lines: ParsedEventLine[]; cursor: Cursor; reset: boolean } {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();
+    const format = this.formatOf(sessionId, p);
     const r = readLines(p.events, from);
-    const lines = r.lines.map((raw) => parseEventLine(raw, now));
-    if (!lines.some((l) => l.kind === 'event' && l.readTime)) return { lines, cursor: r.cursor };
+    const lines = r.lines.map((raw) => parseEventLine(raw, now, format));
+    if (!lines.some((l) => l.kind === 'event' && l.readTime)) return { lines, cursor: r.cursor, reset: r.reset };
     const pins = new Map<string, string>();
     for (const l of lines) if (l.kind === 'event' && l.event.type === 'session.status_running') for (const [id, at] of Object.entries(l.event.created_at_of ?? {})) pins.set(id, at);
     let pending: Map<string, string> | null = null;
@@ -327,6 +356,7 @@ export class SessionStore {
         return at ? { ...l, event: { ...l.event, created_at: at } } : l;
       }),
       cursor: r.cursor,
+      reset: r.reset,
     };
   }
 
