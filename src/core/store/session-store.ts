@@ -1,11 +1,17 @@
 /**
- * The session store: sessions as directories under `<home>/sessions`.
+ * The session store: sessions as directories under `<home>/sessions`, and
+ * the one door to their files for every caller (CLI, daemon, a server, an
+ * indexer): create · listIds · append (appendEvents, appendUserEvent,
+ * scheduleWake, settleWakes) · read from a cursor (readEvents) · follow new
+ * lines (follow, subscribe) · snapshot.
  *
  * Contracts:
  * - create() makes the whole directory under a hidden temp name and renames
  *   it into place, so a crash never leaves half a session visible.
  * - Every append is one write (jsonl.appendLines). Runtime-written events are
  *   validated against the schema and redacted before they are written.
+ * - Every read goes through the log's format (logFormat): lines are brought
+ *   up to the current one; a log of a newer format is refused, not misread.
  * - snapshot() continues the fold from session.json's cursors; a missing,
  *   unreadable or outdated session.json is rebuilt from the journals.
  */
@@ -14,8 +20,7 @@ import path from 'node:path';
 import {
   EVENT_SCHEMAS,
   LOG_FORMAT,
-  SessionSnapshot,
-  SESSION_FORMAT,
+  type SessionSnapshot,
   UUID_V7,
   type NewEvent,
   type NewWakeScheduled,
@@ -32,11 +37,13 @@ import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { appendLines, readFirstLine, readLines, START, type Cursor } from './jsonl.js';
 import { logFormatOf } from './migrations.js';
+import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
 import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
 import { applyWakeRecord } from './wake-queue-fold.js';
 import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
 import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
+import { readSnapshotFile, writeSnapshotFileIfMoved } from './snapshot-file.js';
 
 export interface StoreDeps {
   clock: Clock;
@@ -68,6 +75,18 @@ export interface SnapshotOptions {
    */
   pin?: boolean;
 }
+
+/** Lines of the log read from a cursor (readEvents, follow). */
+export interface EventLines {
+  lines: ParsedEventLine[];
+  /** Pass it back to read on from here. */
+  cursor: Cursor;
+  /** The file was replaced (or rewritten) since the cursor: `lines` start again at line 1. */
+  reset: boolean;
+}
+
+export { START, type Cursor } from './jsonl.js';
+export type { FollowOptions } from './follow-events.js';
 
 export class SessionStore {
   constructor(
@@ -174,15 +193,7 @@ export class SessionStore {
       appendLines(p.wakeQueue, pins, { durable: true });
       snap = this.fold(sessionId, p, snap);
     }
-    const moved = !cachedCursors || !sameCursors(cachedCursors, snap.journals);
-    if (moved && opts.persist !== false) {
-      try {
-        // A cache: no fsync. After a power loss it may be empty or old, and is rebuilt.
-        writeJsonAtomic(p.snapshot, snap, { durable: false });
-      } catch {
-        // session.json is a cache: a read-only home still reads correctly.
-      }
-    }
+    if (opts.persist !== false) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
     return snap;
   }
 
@@ -338,7 +349,7 @@ export class SessionStore {
    * the one session.json holds; so every read shows the same value.
    * Throws not_found, or unsupported_log_format (see logFormat).
    */
-  readEvents(sessionId: string, from: Cursor = START): { lines: ParsedEventLine[]; cursor: Cursor; reset: boolean } {
+  readEvents(sessionId: string, from: Cursor = START): EventLines {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();
     const format = this.formatOf(sessionId, p);
@@ -360,30 +371,25 @@ export class SessionStore {
     };
   }
 
+  /**
+   * The log's lines as they come: batches from `opts.from` on (whatever is
+   * there, then each append), until `opts.signal` aborts. An unfinished last
+   * line is held back until it is whole. See follow-events.ts for the
+   * contract; subscribe() is the same with a callback.
+   */
+  follow(sessionId: string, opts: FollowOptions = {}): AsyncGenerator<EventLines, void, void> {
+    return followEvents(this, sessionId, opts);
+  }
+
+  /** follow() with a callback, called once per batch (awaited); resolves when `opts.signal` aborts. */
+  subscribe(sessionId: string, opts: FollowOptions, onLines: (batch: EventLines) => void | Promise<void>): Promise<void> {
+    return subscribeEvents(this, sessionId, opts, onLines);
+  }
+
   /** Every record of the wake queue, parsed. */
   readWakes(sessionId: string) {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();
     return readLines(p.wakeQueue).lines.map((raw) => parseWakeLine(raw, now));
   }
-}
-
-function readSnapshotFile(file: string, sessionId: string): SessionSnapshot | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-  try {
-    const r = SessionSnapshot.safeParse(JSON.parse(text));
-    if (!r.success || r.data.id !== sessionId || r.data.format !== SESSION_FORMAT) return null;
-    return r.data;
-  } catch {
-    return null;
-  }
-}
-
-function sameCursors(x: SessionSnapshot['journals'], y: SessionSnapshot['journals']): boolean {
-  return x.events.offset === y.events.offset && x.events.ino === y.events.ino && x.wake_queue.offset === y.wake_queue.offset && x.wake_queue.ino === y.wake_queue.ino;
 }
