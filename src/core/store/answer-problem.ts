@@ -18,6 +18,11 @@ export type AnswerProblem =
   | { kind: 'did_not_ask'; use: OpenToolUse }
   | { kind: 'answered'; use: OpenToolUse; by: string };
 
+/** Whether events of this type answer a tool use (a confirmation or a custom tool result). */
+export function isAnswerType(type: string): type is 'user.tool_confirmation' | 'user.custom_tool_result' {
+  return type === 'user.tool_confirmation' || type === 'user.custom_tool_result';
+}
+
 /** The tool use a user event answers and the kind of its answer; null for an event that answers nothing. */
 export function answerTarget(e: SessionEvent): { kind: AnswerKind; useId: string } | null {
   if (e.type === 'user.tool_confirmation') return { kind: 'tool', useId: e.tool_use_id };
