@@ -30,6 +30,11 @@
 import type { SessionEvent, TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
 import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
+import { repairIncremental, type RepairMark } from './conversation-repair.js';
+import { estimateTokens, fitToBudget } from './token-estimate.js';
+
+// Token estimates live in token-estimate.ts; callers that knew them here still find them.
+export { estimateTokens, fitToBudget } from './token-estimate.js';
 
 export interface LoggedEvent {
   line: number;
@@ -334,141 +339,7 @@ export function buildConversation(events: readonly LoggedEvent[]): ConversationV
   return b.view();
 }
 
-const useIdsOf = (m: Message): string[] => (m.role === 'assistant' ? m.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])) : []);
-
-/** Where the repair pass stood after one input message, so a later pass can resume there. */
-interface RepairMark {
-  /** The input message, by identity. */
-  src: Message;
-  outLen: number;
-  started: boolean;
-  /** Tool uses of the last assistant turn still waiting for their results. */
-  open: string[];
-  /** The last output message as it stood then (later steps may replace it by a merged copy). */
-  last: Message | undefined;
-  /** Estimated tokens of the output messages before `last`. */
-  before: number;
-}
-
-/**
- * Makes the conversation valid for the Messages API in one forward pass: it
- * starts with a user turn, every tool_use has its tool_result in the next
- * user turn (an error result is added where none was recorded), no
- * tool_result dangles, roles alternate. Never mutates its input.
- *
- * The pass leaves a mark after each message; given the marks of an earlier
- * pass, it resumes after the longest prefix of unchanged messages, so a long
- * conversation that grew by a few messages costs only those.
- */
-export function repairIncremental(input: readonly Message[], prev: { marks: RepairMark[]; out: Message[] } | null, repairs: string[]) {
-  let k = 0;
-  if (prev) {
-    const n = Math.min(prev.marks.length, input.length);
-    while (k < n && prev.marks[k]?.src === input[k]) k++;
-    k = Math.max(0, k - 1); // the last common message may have changed its successor's repair
-  }
-  const marks = prev ? prev.marks.slice(0, k) : [];
-  const at = marks[k - 1];
-  const out: Message[] = at ? prev!.out.slice(0, at.outLen) : [];
-  if (at && at.last && out.length) out[out.length - 1] = at.last;
-  let started = at?.started ?? false;
-  let open: string[] = at ? [...at.open] : [];
-  let dropped = 0;
-  let before = at?.before ?? 0; // tokens of out[0 .. length-2]
-  const add = (m: Message) => {
-    const last = out[out.length - 1];
-    if (last && last.role === m.role) out[out.length - 1] = { role: m.role, content: [...last.content, ...m.content] } as Message;
-    else {
-      if (last) before += estimateTokens(last);
-      out.push(m);
-    }
-  };
-  for (let i = k; i < input.length; i++) {
-    let m = input[i] as Message;
-    if (!started) {
-      if (m.role === 'user' && m.content.some((b) => b.type !== 'tool_result')) started = true;
-      else {
-        dropped++;
-        marks.push({ src: m, outLen: out.length, started, open, last: out[out.length - 1], before });
-        continue;
-      }
-    }
-    if (m.role === 'user') {
-      const have = new Set(m.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])));
-      const allowed = new Set(open);
-      const content = m.content.filter((b) => b.type !== 'tool_result' || allowed.has(b.tool_use_id));
-      if (content.length < m.content.length) repairs.push(`dropped ${m.content.length - content.length} tool result(s) with no matching tool use`);
-      const missing = open.filter((id) => !have.has(id));
-      if (missing.length) repairs.push(`added an error result for ${missing.length} tool use(s) with no recorded result`);
-      const synthetic: ToolResultBlock[] = missing.map((id) => ({ type: 'tool_result', tool_use_id: id, content: textBlocks('no result was recorded for this tool call'), is_error: true }));
-      if (synthetic.length || content.length < m.content.length) m = { role: 'user', content: [...synthetic, ...content] };
-      if (m.content.length) add(m);
-      open = [];
-    } else {
-      if (open.length && out[out.length - 1]?.role === 'assistant') {
-        // two assistant turns in a row: they merge; uses of both wait for results
-        open = [...open, ...useIdsOf(m)];
-      } else {
-        if (open.length) {
-          repairs.push(`added an error result for ${open.length} tool use(s) with no recorded result`);
-          add({ role: 'user', content: open.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: textBlocks('no result was recorded for this tool call'), is_error: true })) });
-        }
-        open = useIdsOf(m);
-      }
-      if (m.content.length) add(m);
-    }
-    marks.push({ src: input[i] as Message, outLen: out.length, started, open, last: out[out.length - 1], before });
-  }
-  if (dropped > 0 && k === 0) repairs.push(`dropped ${dropped} leading message(s) cut off by the context window`);
-  const final = [...out];
-  let tokens = before + (out.length ? estimateTokens(out[out.length - 1]) : 0);
-  if (open.length && final[final.length - 1]?.role === 'assistant') {
-    repairs.push(`added an error result for ${open.length} tool use(s) with no recorded result`);
-    const closing: Message = { role: 'user', content: open.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: textBlocks('no result was recorded for this tool call'), is_error: true })) };
-    final.push(closing);
-    tokens += estimateTokens(closing);
-  }
-  return { messages: final, marks, out, tokens };
-}
-
 /** Whether the model has something to answer: the conversation ends with a user turn. */
 export function awaitsModel(messages: readonly Message[]): boolean {
   return messages.length > 0 && messages[messages.length - 1]?.role === 'user';
-}
-
-const sizeCache = new WeakMap<object, number>();
-
-/**
- * A rough token estimate (4 characters per token), good enough for
- * budgeting. Estimates of objects are cached by identity (messages are never
- * mutated), so re-estimating a long conversation costs only its new parts.
- */
-export function estimateTokens(value: unknown): number {
-  if (value && typeof value === 'object') {
-    const hit = sizeCache.get(value);
-    if (hit !== undefined) return hit;
-    const n = Math.ceil(JSON.stringify(value).length / 4);
-    sizeCache.set(value, n);
-    return n;
-  }
-  return Math.ceil(JSON.stringify(value ?? '').length / 4);
-}
-
-/**
- * Drops the oldest turns until the conversation fits `budget` tokens. It cuts
- * only before a user turn that holds no tool_result, so no result is ever
- * left without its tool_use. Keeps at least the last such turn.
- */
-export function fitToBudget(messages: Message[], budget: number): { messages: Message[]; dropped: number; tokens: number } {
-  const sizes = messages.map((m) => estimateTokens(m));
-  let tokens = sizes.reduce((a, b) => a + b, 0);
-  let start = 0;
-  while (tokens > budget) {
-    let next = start + 1;
-    while (next < messages.length && !(messages[next]?.role === 'user' && messages[next]?.content.every((b) => b.type !== 'tool_result'))) next++;
-    if (next >= messages.length) break;
-    for (let k = start; k < next; k++) tokens -= sizes[k] ?? 0;
-    start = next;
-  }
-  return { messages: start ? messages.slice(start) : messages, dropped: start, tokens };
 }
