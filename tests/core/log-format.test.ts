@@ -70,7 +70,7 @@ test('a format-0 line reads the same as it is written: the 0 to 1 step changes n
   assert.equal('format' in (read.lines[0] as { event: object }).event, false, 'no format is made up for an old log');
 });
 
-test('a log of a newer format is refused with unsupported_log_format, read by nothing, run by nothing, and left as it is', async (t) => {
+test('a log of a newer format is refused with unsupported_log_format, read by nothing, run by nothing, written to by nothing', async (t) => {
   const { h, deps, store, dir, events } = withOldSession(t);
   const lines = fs.readFileSync(events, 'utf8').split('\n');
   lines[0] = JSON.stringify({ ...JSON.parse(lines[0]!), format: LOG_FORMAT + 1 });
@@ -88,6 +88,9 @@ test('a log of a newer format is refused with unsupported_log_format, read by no
   assert.throws(() => store.snapshot(OLD_ID), refused);
   assert.throws(() => store.readEvents(OLD_ID), refused);
   await assert.rejects(wake({ home: h.home, store, deps }, OLD_ID), refused);
+  assert.throws(() => store.appendUserEvent(OLD_ID, { type: 'user.message', content: [{ type: 'text', text: 'in the old format' }] }), refused);
+  assert.throws(() => store.scheduleWake(OLD_ID, { due_at: '2026-11-21T10:00:00.000Z', reason: 'later', source: 'cli' }), refused);
+  assert.throws(() => store.settleWakes(OLD_ID, 'wake.cancelled', ['wake_x'], { reason: 'no' }), refused);
   const after = new Map(fs.readdirSync(dir).map((f) => [f, fs.statSync(path.join(dir, f)).isFile() ? fs.readFileSync(path.join(dir, f), 'utf8') : null]));
   assert.deepEqual(after, before, 'no line appended, no session.json written');
 });

@@ -6,33 +6,21 @@
  * lines (follow, subscribe) · snapshot.
  *
  * Contracts:
- * - create() makes the whole directory under a hidden temp name and renames
- *   it into place, so a crash never leaves half a session visible.
+ * - create() makes the whole directory under a hidden temp name and renames it
+ *   into place, so a crash never leaves half a session visible.
  * - Every append is one write (jsonl.appendLines). Runtime-written events are
  *   validated against the schema and redacted before they are written.
- * - Every read goes through the log's format (logFormat): lines are brought
- *   up to the current one; a log of a newer format is refused, not misread.
+ * - Every read and write goes through the log's format (logFormat): lines are
+ *   brought up to the current one; a newer format is refused, not misread.
  * - snapshot() continues the fold from session.json's cursors; a missing,
  *   unreadable or outdated session.json is rebuilt from the journals.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  EVENT_SCHEMAS,
-  LOG_FORMAT,
-  type SessionSnapshot,
-  UUID_V7,
-  type NewEvent,
-  type NewWakeScheduled,
-  type SessionEvent,
-  type SessionOverrides,
-  type WakeRecord,
-} from '../schema/index.js';
-import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
+import { EVENT_SCHEMAS, LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionOverrides, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
+import { iso, type Clock } from '../clock.js';
 import type { Ids } from '../ids.js';
-import type { Home, SessionPaths } from '../home.js';
-import { sessionPaths } from '../home.js';
+import { sessionPaths, type Home, type SessionPaths } from '../home.js';
 import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { appendLines, readFirstLine, readLines, START, type Cursor } from './jsonl.js';
@@ -106,6 +94,13 @@ export class SessionStore {
   require(sessionId: string): SessionPaths {
     const p = this.paths(sessionId);
     if (!fs.existsSync(p.events)) throw notFound(`session ${sessionId} not found (no ${path.relative(this.home.root, p.events)})`);
+    return p;
+  }
+
+  /** require(), before a write: nothing is written to a log of a format this code does not read. */
+  private forWrite(sessionId: string): SessionPaths {
+    const p = this.require(sessionId);
+    this.formatOf(sessionId, p);
     return p;
   }
 
@@ -287,7 +282,7 @@ export class SessionStore {
    * written (ids assigned, secrets redacted).
    */
   appendEvents(sessionId: string, events: readonly NewEvent[], opts: AppendOptions = {}): SessionEvent[] {
-    const p = this.require(sessionId);
+    const p = this.forWrite(sessionId);
     const redactor = opts.redactor ?? Redactor.none;
     // A run's opening record carries its proof: whoever writes through the store is the runtime.
     const proven = events.map((e) => (e.type === 'session.status_running' && !e.continuation && e.proof === undefined ? { ...e, proof: runProof(this.runKey(sessionId), sessionId, e.wake_id) } : e));
@@ -302,7 +297,7 @@ export class SessionStore {
   }
 
   scheduleWake(sessionId: string, w: NewWakeScheduled): WakeRecord & { type: 'wake.scheduled' } {
-    const p = this.require(sessionId);
+    const p = this.forWrite(sessionId);
     const rec = {
       type: 'wake.scheduled' as const,
       id: this.deps.ids.wake(),
@@ -321,7 +316,7 @@ export class SessionStore {
   /** Appends wake.consumed / wake.cancelled records in one write. */
   settleWakes(sessionId: string, type: 'wake.consumed' | 'wake.cancelled', wakeIds: readonly string[], detail: { wakeRunId?: string; reason?: string }): void {
     if (wakeIds.length === 0) return;
-    const p = this.require(sessionId);
+    const p = this.forWrite(sessionId);
     const at = iso(this.deps.clock.now());
     const lines = wakeIds.map((id) =>
       JSON.stringify(
@@ -372,10 +367,9 @@ export class SessionStore {
   }
 
   /**
-   * The log's lines as they come: batches from `opts.from` on (whatever is
-   * there, then each append), until `opts.signal` aborts. An unfinished last
-   * line is held back until it is whole. See follow-events.ts for the
-   * contract; subscribe() is the same with a callback.
+   * The log's lines as they come: batches from `opts.from` on (what is there,
+   * then each append), until `opts.signal` aborts; an unfinished last line
+   * waits until it is whole. Contract: follow-events.ts.
    */
   follow(sessionId: string, opts: FollowOptions = {}): AsyncGenerator<EventLines, void, void> {
     return followEvents(this, sessionId, opts);
