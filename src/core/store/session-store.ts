@@ -195,11 +195,11 @@ export class SessionStore {
   /**
    * The format of the session's log (its first line's `format`; 0 when it has
    * none). Throws unsupported_log_format for a log this code does not read:
-   * every read of the log (snapshot, readEvents) goes through here first, so
-   * such a session is reported, never misread or run.
+   * every read (snapshot, readEvents, follow) and write goes through here
+   * first, so such a session is reported, never misread, written or run.
    */
   logFormat(sessionId: string): number {
-    return this.formatOf(sessionId, this.paths(sessionId));
+    return this.formatOf(sessionId, this.require(sessionId));
   }
 
   private formatOf(sessionId: string, p: SessionPaths): number {
