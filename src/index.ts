@@ -5,7 +5,7 @@
  */
 export { Home, resolveHome, type SessionPaths } from './core/home.js';
 export { systemDeps, type Deps } from './core/deps.js';
-export { SessionStore, type StoreDeps } from './core/store/session-store.js';
+export { SessionStore, START, type StoreDeps, type Cursor, type EventLines, type FollowOptions } from './core/store/session-store.js';
 export { createSession, sendMessage, interruptSession, updateSession } from './core/session-ops.js';
 export { wake } from './core/run/wake.js';
 export type { Runtime, WakeOptions, WakeResult } from './core/run/run-context.js';

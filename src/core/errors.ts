@@ -3,7 +3,7 @@
  * maps codes to exit codes (SPEC §8). Everything else is a plain Error whose
  * message names the session and event involved.
  */
-export type ErrorCode = 'not_found' | 'busy' | 'invalid_input' | 'budget_exhausted';
+export type ErrorCode = 'not_found' | 'busy' | 'invalid_input' | 'budget_exhausted' | 'unsupported_log_format';
 
 export class OpenboaError extends Error {
   readonly code: ErrorCode;
@@ -14,12 +14,13 @@ export class OpenboaError extends Error {
   /**
    * What a caller may word for its own user: `field` (the input the message
    * is about, which a CLI names as its flag), `answer_with` ('confirm' or
-   * 'tool-result', with `session_id` and `event_id`). Core messages never
-   * name a flag or a command.
+   * 'tool-result', with `session_id` and `event_id`), `format` and
+   * `supported` (for unsupported_log_format: the log's format and the newest
+   * this code reads). Core messages never name a flag or a command.
    */
-  readonly data: Readonly<Record<string, string>>;
+  readonly data: Readonly<Record<string, string | number>>;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; data?: Record<string, string> }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; data?: Record<string, string | number> }) {
     super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.code = code;
     this.name = 'OpenboaError';
@@ -36,3 +37,9 @@ export const busy = (message: string) => new OpenboaError('busy', message);
 export const invalidInput = (message: string, cause?: unknown, data?: Record<string, string>) => new OpenboaError('invalid_input', message, { cause, ...(data ? { data } : {}) });
 /** Bad input about one field: the message says what is wrong with it, without naming how a caller spelled it. */
 export const invalidField = (field: string, message: string) => new OpenboaError('invalid_input', message, { data: { field } });
+/**
+ * A log written in a format newer than this code reads (or with a `format`
+ * that is not one): the session is not read rather than misread.
+ */
+export const unsupportedLogFormat = (message: string, format: number | string, supported: number) =>
+  new OpenboaError('unsupported_log_format', message, { data: { format, supported } });

@@ -1,9 +1,19 @@
 /**
  * Identifiers. Session ids are UUIDv7 (RFC 9562): 48 bits of Unix milliseconds,
- * then random bits, so they sort by creation time. Event, wake and run ids are
- * a prefix plus the same 32 hex digits, so they also sort by time.
+ * then a counter and random bits, so they sort by creation time. Event, wake
+ * and run ids are a prefix plus the same 32 hex digits, so they also sort by
+ * time.
+ *
+ * The bit layout is the `uuid` package's (v7 with `msecs` and `seq`). Given
+ * those options it keeps no state of its own, so the ordering is kept here,
+ * per minter: within one millisecond, or when the clock steps back, the
+ * 32-bit `seq` counts up from where it was under the highest millisecond seen
+ * so far, and every id sorts after the one before it. The counter starts at a
+ * random 31-bit value in each new millisecond, which leaves at least 2^31 ids
+ * before it wraps (it then borrows the next millisecond, as uuid itself does).
  */
 import { randomBytes } from 'node:crypto';
+import { v7 } from 'uuid';
 
 export interface Ids {
   /** A new UUIDv7 string. */
@@ -16,32 +26,39 @@ export interface Ids {
   run(): string;
 }
 
-let lastMs = 0;
-let seq = 0;
-
-/** UUIDv7 with a 12-bit counter in rand_a so ids minted in the same millisecond stay ordered. */
-export function uuidv7(nowMs: number = Date.now()): string {
-  if (nowMs <= lastMs) {
-    seq = (seq + 1) & 0xfff;
-    if (seq === 0) lastMs += 1; // counter wrapped: borrow the next millisecond
-    nowMs = lastMs;
-  } else {
-    lastMs = nowMs;
-    seq = randomBytes(2).readUInt16BE(0) & 0x7ff; // leave headroom for the counter
-  }
-  const b = randomBytes(16);
-  b.writeUIntBE(nowMs, 0, 6);
-  b[6] = 0x70 | (seq >> 8);
-  b[7] = seq & 0xff;
-  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+/**
+ * A UUIDv7 minter with its own ordering state: each call returns an id that
+ * sorts strictly after every id it returned before, whatever `nowMs` says.
+ */
+export function uuidv7Minter(): (nowMs: number) => string {
+  let msecs = -Infinity;
+  let seq = 0;
+  return (nowMs) => {
+    const now = Math.trunc(nowMs);
+    if (now > msecs) {
+      msecs = now;
+      seq = randomBytes(4).readUInt32BE(0) >>> 1;
+    } else {
+      seq = (seq + 1) >>> 0;
+      if (seq === 0) msecs += 1; // 2^32 ids in one millisecond: borrow the next one
+    }
+    return v7({ msecs, seq });
+  };
 }
 
+const shared = uuidv7Minter();
+
+/** One UUIDv7 from a process-wide minter (scripts and benchmarks; the runtime uses its Ids). */
+export function uuidv7(nowMs: number = Date.now()): string {
+  return shared(nowMs);
+}
+
+/** Ids for one runtime: every id it mints, of any kind, sorts after the last one it minted. */
 export function systemIds(nowMs: () => number = Date.now): Ids {
-  const hex = () => uuidv7(nowMs()).replaceAll('-', '');
+  const mint = uuidv7Minter();
+  const hex = () => mint(nowMs()).replaceAll('-', '');
   return {
-    uuid: () => uuidv7(nowMs()),
+    uuid: () => mint(nowMs()),
     event: () => `sevt_${hex()}`,
     wake: () => `wake_${hex()}`,
     run: () => `wrun_${hex()}`,

@@ -7,10 +7,10 @@ import type { Clock } from './clock.js';
 import { iso } from './clock.js';
 import { loadAgent, loadEnvironment } from './definitions.js';
 import { SessionStore } from './store/session-store.js';
-import { dueWakes, nextWakeAt, openActions } from './store/fold.js';
+import { dueWakes, nextWakeAt } from './store/wake-queue-fold.js';
 import { leaseHeld, readLeaseOwner, type LeaseOwner } from './lease.js';
 import { invalidField, invalidInput } from './errors.js';
-import { answerProblem } from './store/fold.js';
+import { answerProblem, openActions } from './store/answer-problem.js';
 import type { SessionEvent, SessionSnapshot, UserContentBlock } from './schema/index.js';
 
 export interface CreateInput {

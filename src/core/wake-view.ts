@@ -3,13 +3,18 @@
  * with its fate — pending, due, consumed (by which run) or cancelled (why) —
  * plus any line of the queue that could not be read.
  *
- * Which revisits are still pending is the fold's word, not this view's: a run
- * takes a revisit in its session.status_running before it writes the
- * wake.consumed record, so after a crash in between the queue alone would
- * call it pending while the session (the fold) knows it was taken. The view
- * lists the records; the snapshot decides what is pending.
+ * The view is the session's own fold, watched: it feeds the queue's lines
+ * through the same reducer (applyWakeRecord, wake-queue-fold.ts), and only
+ * lists what each record did. What a run took in comes from the snapshot
+ * (`wakes_taken`: taken, with no wake.consumed record yet; a run takes a
+ * revisit in before it writes that record, and may die in between), and the
+ * lines are read no further than the snapshot's cursor, so the revisits the
+ * view calls pending are exactly the snapshot's. The snapshot also gives
+ * each pending revisit's due time, which for a hand-written delay not yet
+ * pinned is the moment the fold first read it.
  */
 import type { ParsedWakeLine } from './store/parse-line.js';
+import { applyWakeRecord, emptyWakeQueue } from './store/wake-queue-fold.js';
 import type { SessionSnapshot, WakeSource } from './schema/index.js';
 
 export interface WakeView {
@@ -23,67 +28,88 @@ export interface WakeView {
   state: 'pending' | 'due' | 'consumed' | 'cancelled';
   /** When it was consumed or cancelled. */
   settled_at: string | null;
-  /** The run that consumed it. */
+  /** The run that consumed it (null when a run took it in and died before its record). */
   wake_run_id: string | null;
   cancel_reason: string | null;
   /** due_at derived from delay_seconds at read time, not yet pinned by the runtime. */
   provisional: boolean;
 }
 
-export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number, snap: Pick<SessionSnapshot, 'pending_wakes' | 'last_wake_id'>) {
-  const byId = new Map<string, WakeView>();
+export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number, snap: Pick<SessionSnapshot, 'pending_wakes' | 'wakes_taken' | 'journals'>) {
+  const q = emptyWakeQueue();
+  q.wakes_taken = [...snap.wakes_taken];
+  const wakes: WakeView[] = [];
+  /** The latest row of each id (an id settled and then scheduled again has two). */
+  const rows = new Map<string, WakeView>();
   const invalid: Array<{ line: number; message: string }> = [];
+  const through = snap.journals.wake_queue.line;
   for (const l of lines) {
+    // Lines appended after the snapshot was taken are not folded yet: the next look shows them.
+    if ((l.kind === 'invalid' ? l.rejection.line : l.line) > through) break;
     if (l.kind === 'blank') continue;
     if (l.kind === 'invalid') {
       invalid.push({ line: l.rejection.line, message: l.rejection.message });
       continue;
     }
     const r = l.record;
-    if (r.type === 'wake.scheduled') {
-      const prior = byId.get(r.id);
-      if (prior) {
-        if (prior.provisional && !r.provisional) Object.assign(prior, { due_at: r.due_at, provisional: false });
-        continue;
+    const change = applyWakeRecord(q, r, l.line);
+    switch (change.kind) {
+      case 'scheduled': {
+        const w = change.wake;
+        const row: WakeView = {
+          id: w.id,
+          line: w.line,
+          due_at: w.due_at,
+          reason: w.reason,
+          source: w.source,
+          created_at: w.created_at,
+          retry_of: w.retry_of,
+          state: 'pending',
+          settled_at: null,
+          wake_run_id: null,
+          cancel_reason: null,
+          provisional: w.provisional,
+        };
+        wakes.push(row);
+        rows.set(w.id, row);
+        break;
       }
-      byId.set(r.id, {
-        id: r.id,
-        line: l.line,
-        due_at: r.due_at,
-        reason: r.reason,
-        source: r.source,
-        created_at: r.created_at,
-        retry_of: r.retry_of ?? null,
-        state: 'pending',
-        settled_at: null,
-        wake_run_id: null,
-        cancel_reason: null,
-        provisional: r.provisional === true,
-      });
-      continue;
-    }
-    const w = byId.get(r.wake_id);
-    if (!w || w.state === 'consumed' || w.state === 'cancelled') continue;
-    w.settled_at = r.at;
-    if (r.type === 'wake.consumed') {
-      w.state = 'consumed';
-      w.wake_run_id = r.wake_run_id;
-    } else {
-      w.state = 'cancelled';
-      w.cancel_reason = r.reason;
+      case 'pinned':
+        Object.assign(rows.get(change.id) ?? {}, { due_at: change.due_at, provisional: false });
+        break;
+      case 'settled': {
+        const row = rows.get(change.id);
+        if (row) Object.assign(row, { state: change.as, settled_at: change.at, wake_run_id: change.wake_run_id, cancel_reason: change.reason });
+        break;
+      }
+      case 'unchanged':
+        // A revisit a run took in (its record not written yet) is shown as consumed, by no run the queue names.
+        if (change.why === 'taken' && r.type === 'wake.scheduled' && !rows.has(r.id)) {
+          const row: WakeView = {
+            id: r.id,
+            line: l.line,
+            due_at: r.due_at,
+            reason: r.reason,
+            source: r.source,
+            created_at: r.created_at,
+            retry_of: r.retry_of ?? null,
+            state: 'consumed',
+            settled_at: null,
+            wake_run_id: null,
+            cancel_reason: null,
+            provisional: r.provisional === true,
+          };
+          wakes.push(row);
+          rows.set(r.id, row);
+        }
+        break;
     }
   }
-  const wakes = [...byId.values()];
   const pending = new Map(snap.pending_wakes.map((p) => [p.id, p]));
   for (const w of wakes) {
     if (w.state !== 'pending') continue;
     const p = pending.get(w.id);
-    if (!p) {
-      // taken in by a run whose wake.consumed record is not written yet (it died in between)
-      w.state = 'consumed';
-      continue;
-    }
-    if (w.provisional && !p.provisional) Object.assign(w, { due_at: p.due_at, provisional: false });
+    if (p) Object.assign(w, { due_at: p.due_at, provisional: p.provisional });
     if (Date.parse(w.due_at) <= nowMs) w.state = 'due';
   }
   return { wakes, invalid };

@@ -82,3 +82,18 @@ test('the CLI hides a session secret that a hand-written line contains', async (
     if (args[0] === 'events') assert.match(r.stdout, /\[REDACTED:TOKEN\]/);
   }
 });
+
+test('a log of a newer format than this openboa reads is refused with its own error code, and still listed', async (t) => {
+  const { root } = tempHome(t);
+  const id = await session(root);
+  const file = path.join(root, 'sessions', id, 'events.jsonl');
+  const [first, ...rest] = fs.readFileSync(file, 'utf8').split('\n');
+  fs.writeFileSync(file, [JSON.stringify({ ...JSON.parse(first!), format: 99 }), ...rest].join('\n'));
+  const st = await cli(['status', id, '--json'], { home: root });
+  assert.equal(st.code, 1);
+  assert.equal(JSON.parse(st.stderr).error.code, 'unsupported_log_format');
+  assert.match(JSON.parse(st.stderr).error.message, /log format 99, newer than this version of openboa reads/);
+  const list = await cli(['sessions', '--json'], { home: root });
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(JSON.parse(list.stdout).error, /log format 99/);
+});

@@ -25,3 +25,17 @@ test('no message thrown or returned by src/core names a CLI flag or command', ()
   }
   assert.deepEqual(offenders, []);
 });
+
+test('no message src/core writes into a log, a result or a typed error names a CLI flag or command', () => {
+  const offenders: string[] = [];
+  for (const f of sources(path.join(REPO, 'src', 'core'))) {
+    const lines = fs.readFileSync(f, 'utf8').split('\n');
+    lines.forEach((l, i) => {
+      if (/^\s*(\*|\/\/)/.test(l)) return;
+      // a session.error or result message, or any OpenboaError (whatever helper makes it)
+      const saysSomething = /(message:|new OpenboaError\(|unsupportedLogFormat\(|error\(run,)/.test(l);
+      if (saysSomething && (/--[a-z]{2,}/.test(l) || /openboa (confirm|tool-result|send|status|wake|wakes|events|daemon|schedule|session|interrupt)\b/.test(l))) offenders.push(`${path.relative(REPO, f)}:${i + 1}`);
+    });
+  }
+  assert.deepEqual(offenders, []);
+});

@@ -39,6 +39,7 @@ export const EXTENSIONS = new Set([
   'summary_path',
   'tokens_before',
   'tokens_after',
+  'format',
 ]);
 
 export function hasSchema(type: string): boolean {

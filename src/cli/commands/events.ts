@@ -1,4 +1,3 @@
-import chokidar from 'chokidar';
 import { describeEvent, viewEvents, type EventView } from '../../core/event-view.js';
 import type { SessionEvent } from '../../core/schema/index.js';
 import type { CliContext, CommandSpec } from '../command.js';
@@ -109,28 +108,17 @@ export const events: CommandSpec = {
     const limit = wholeNumberFlag(flags, 'limit', { example: 20 }) ?? Infinity;
     const full = flags.full === true;
     const clip: Clip = ctx.json || full ? (t) => t : (await import('../width.js')).clipToWidth;
-    const p = ctx.store.require(id);
+    ctx.store.require(id);
     redactFor(ctx, id);
     const first = ctx.store.readEvents(id);
     const all = viewEvents(first.lines);
     for (const v of limit === Infinity ? all : all.slice(Math.max(0, all.length - limit))) print(ctx, v, full, clip);
     if (flags.follow !== true) return;
 
-    let cursor = first.cursor;
-    const drain = () => {
-      const r = ctx.store.readEvents(id, cursor);
-      cursor = r.cursor;
-      for (const v of viewEvents(r.lines)) print(ctx, v, full, clip);
-    };
-    // The watcher is a hint; a slow poll catches what it misses.
-    const watcher = chokidar.watch(p.events, { ignoreInitial: true, persistent: true });
-    watcher.on('change', drain).on('add', drain);
-    const poll = setInterval(drain, 1000);
-    await new Promise<void>((resolve) => {
-      if (ctx.signal.aborted) return resolve();
-      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    clearInterval(poll);
-    await watcher.close();
+    // New lines as they are appended, until Ctrl-C (the store watches the session's folder).
+    for await (const batch of ctx.store.follow(id, { from: first.cursor, signal: ctx.signal })) {
+      if (batch.reset) ctx.out.warn(`the log of session ${id} was replaced; reading it again from line 1`);
+      for (const v of viewEvents(batch.lines)) print(ctx, v, full, clip);
+    }
   },
 };

@@ -1,4 +1,5 @@
-import { nextWakeAt, openActions } from '../../core/store/fold.js';
+import { openActions } from '../../core/store/answer-problem.js';
+import { nextWakeAt } from '../../core/store/wake-queue-fold.js';
 import type { CommandSpec } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 

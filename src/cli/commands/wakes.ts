@@ -7,7 +7,8 @@ export const wakes: CommandSpec = {
   args: [{ name: 'id', required: true, description: 'the session id' }],
   async run(ctx, { args }) {
     const id = args.id as string;
-    const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now(), ctx.store.snapshot(id));
+    const snap = ctx.store.snapshot(id);
+    const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now(), snap);
     if (ctx.json) {
       for (const w of list) ctx.out.data(w);
       for (const i of invalid) ctx.out.data({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } });

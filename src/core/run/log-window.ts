@@ -72,6 +72,9 @@ export class LogWindow {
 
   private refused: ReadonlySet<number>;
 
+  /** The log's format (its first line's): every line read is brought up from it to the current one. */
+  private readonly format: number;
+
   /**
    * `snap` is the run's snapshot: the window reads up to its cursor, and
    * skips every line its fold refused (see refresh()).
@@ -87,6 +90,7 @@ export class LogWindow {
   ) {
     const end = snap.journals.events;
     this.refused = refusedLines(snap);
+    this.format = store.logFormat(sessionId);
     const file = store.paths(sessionId).events;
     const hit = cache.get(file);
     if (hit && hit.ino === end.ino && hit.cursor.offset <= end.offset && hit.maxBytes === maxBytes) {
@@ -162,7 +166,7 @@ export class LogWindow {
     const t = this.now();
     for (const raw of lines) {
       if (this.refused.has(raw.no)) continue;
-      const r = parseEventLine(raw, t);
+      const r = parseEventLine(raw, t, this.format);
       if (r.kind === 'event') added.push({ line: r.line, event: r.event });
     }
     if (!this.c.fromStart) this.readBackFor(missingBefore(added, this.c.builder));
@@ -200,7 +204,7 @@ export class LogWindow {
         for (const raw of chunk) {
           // Cheap test first: only a wanted line, or one with an "id" that is wanted, is parsed.
           if (!lines.has(raw.no) && !namesAny(raw.text, wanted)) continue;
-          const r = parseEventLine(raw, t);
+          const r = parseEventLine(raw, t, this.format);
           if (r.kind !== 'event' || !wanted.has(r.event.id) || !isUserEvent(r.event)) continue;
           wanted.delete(r.event.id);
           found.push({ line: r.line, event: r.event });

@@ -4,7 +4,8 @@
  * uses the first; the daemon uses both to queue runs and arm its timer.
  */
 import type { PendingEvent, SessionSnapshot, Trigger } from '../schema/index.js';
-import { dueWakes, openActions } from '../store/fold.js';
+import { isAnswerType, openActions } from '../store/answer-problem.js';
+import { dueWakes } from '../store/wake-queue-fold.js';
 
 /** What a run will take in, decided from the snapshot alone. */
 export interface RunPlan {
@@ -32,7 +33,7 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
     wakes = [];
   } else if (open.length > 0) {
     // Still waiting on a person: take only the answers; messages and wakes wait.
-    take = s.pending_events.filter((p) => p.type === 'user.tool_confirmation' || p.type === 'user.custom_tool_result');
+    take = s.pending_events.filter((p) => isAnswerType(p.type));
     wakes = [];
   } else {
     take = s.pending_events;

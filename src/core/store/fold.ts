@@ -9,16 +9,15 @@
  * sense becomes a rejection, reported later as a session.error; the line
  * itself stays in the log.
  */
-import {
-  SESSION_FORMAT,
-  isUserEventType,
-  type OpenToolUse,
-  type SessionEvent,
-  type SessionSnapshot,
-  type WakeRecord,
-} from '../schema/index.js';
+import { SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
 import { RUN_ID } from '../ids.js';
+import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
+import { nextWakeAt, takeWakes } from './wake-queue-fold.js';
+
+// The wake queue's fold and the answer rule live in their own modules; callers that knew them here still find them.
+export { dueWakes, nextWakeAt } from './wake-queue-fold.js';
+export { answerProblem, openActions, type AnswerProblem } from './answer-problem.js';
 
 export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot {
   return {
@@ -141,57 +140,15 @@ function reject(s: SessionSnapshot, line: number, eventId: string, message: stri
   applyRejection(s, 'events.jsonl', { line, code, message, eventId });
 }
 
-/**
- * Checks a user event against the state so far. Returns a message when the
- * event cannot be accepted, else null.
- */
-/** Why an answer cannot be taken now (see answerProblem). */
-export type AnswerProblem =
-  | { kind: 'not_open' }
-  | { kind: 'wrong_kind'; use: OpenToolUse }
-  | { kind: 'did_not_ask'; use: OpenToolUse }
-  | { kind: 'answered'; use: OpenToolUse; by: string };
-
-/**
- * The one rule for answers, used by the fold (a line that breaks it is
- * refused) and by the commands that write answers (they check before they
- * write): an answer of `kind` ('tool': a confirmation; 'custom': a custom
- * tool result) to the tool use `useId` is taken only while that use is open,
- * is of that kind, asked (for a confirmation), and has no answer yet.
- */
-export function answerProblem(s: SessionSnapshot, kind: 'tool' | 'custom', useId: string): AnswerProblem | null {
-  const use = s.open_tool_uses.find((u) => u.id === useId);
-  if (!use) return { kind: 'not_open' };
-  if (use.kind !== kind) return { kind: 'wrong_kind', use };
-  if (kind === 'tool' && use.permission !== 'ask') return { kind: 'did_not_ask', use };
-  if (use.answered_by) return { kind: 'answered', use, by: use.answered_by };
-  return null;
-}
-
+/** Checks a user event against the state so far: a message saying why it cannot be accepted, or null. */
 function judgeUserEvent(s: SessionSnapshot, e: SessionEvent, line: number): string | null {
   if (pendingIds(s).has(e.id)) {
     return `events.jsonl line ${line}: ${e.type}: id ${e.id} is already used by a pending event`;
   }
-  if (e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result') {
-    const tool = e.type === 'user.tool_confirmation';
-    const id = tool ? e.tool_use_id : e.custom_tool_use_id;
-    const p = answerProblem(s, tool ? 'tool' : 'custom', id);
-    if (!p) return null;
-    const at = `events.jsonl line ${line}: ${e.type}:`;
-    switch (p.kind) {
-      case 'not_open':
-        return tool
-          ? `${at} tool_use_id ${id} is not a tool use awaiting an answer (unknown, or already has a result)`
-          : `${at} custom_tool_use_id ${id} is not a custom tool use awaiting a result (unknown, or already answered)`;
-      case 'wrong_kind':
-        return tool ? `${at} ${id} is a custom tool use; answer it with user.custom_tool_result` : `${at} ${id} is a built-in tool use; answer it with user.tool_confirmation`;
-      case 'did_not_ask':
-        return `${at} ${id} did not ask for confirmation`;
-      case 'answered':
-        return `${at} ${id} was already answered by ${p.by}`;
-    }
-  }
-  return null;
+  const target = answerTarget(e);
+  if (!target) return null;
+  const p = answerProblem(s, target.kind, target.useId);
+  return p ? describeAnswerProblem(p, { line, type: e.type }, target.kind, target.useId) : null;
 }
 
 function updateProcessedThrough(s: SessionSnapshot, foldedLine: number) {
@@ -278,11 +235,9 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
     } else {
       pendingIds(s).add(e.id);
       s.pending_events.push({ id: e.id, type: e.type, line, ...(readTime ? { read_at: e.created_at } : {}) });
-      if (e.type === 'user.tool_confirmation' || e.type === 'user.custom_tool_result') {
-        const target = e.type === 'user.tool_confirmation' ? e.tool_use_id : e.custom_tool_use_id;
-        const use = s.open_tool_uses.find((u) => u.id === target);
-        if (use) use.answered_by = e.id;
-      }
+      const target = answerTarget(e);
+      const use = target && s.open_tool_uses.find((u) => u.id === target.useId);
+      if (use) use.answered_by = e.id;
     }
     updateProcessedThrough(s, line);
     return;
@@ -321,10 +276,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       if (s.pending_events.some((p) => taken.has(p.id) && p.type === 'user.interrupt')) s.interrupt_taken = true;
       s.pending_events = s.pending_events.filter((p) => !taken.has(p.id));
       // A wake is taken when a run lists it, even if its wake.consumed record never made it.
-      for (const w of e.wakes ?? []) {
-        s.pending_wakes = s.pending_wakes.filter((p) => p.id !== w.id);
-        if (!s.wakes_taken.includes(w.id)) s.wakes_taken.push(w.id);
-      }
+      takeWakes(s, (e.wakes ?? []).map((w) => w.id));
       // A custom tool use is settled once the run took in its answer.
       s.open_tool_uses = s.open_tool_uses.filter((u) => !(u.kind === 'custom' && u.answered_by && taken.has(u.answered_by)));
       break;
@@ -391,64 +343,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
   updateProcessedThrough(s, line);
 }
 
-/** Applies one record of wake-queue.jsonl (at `line`). Mutates `s`. */
-export function applyWake(s: SessionSnapshot, r: WakeRecord, line: number): void {
-  switch (r.type) {
-    case 'wake.scheduled': {
-      if (s.wakes_taken.includes(r.id)) return;
-      const existing = s.pending_wakes.find((w) => w.id === r.id);
-      if (existing) {
-        // A later record with the same id pins a provisional due time; the first pin wins.
-        if (existing.provisional && !r.provisional) {
-          existing.due_at = r.due_at;
-          existing.provisional = false;
-        }
-        return;
-      }
-      s.pending_wakes.push({
-        id: r.id,
-        due_at: r.due_at,
-        reason: r.reason,
-        source: r.source,
-        created_at: r.created_at,
-        line,
-        retry_of: r.retry_of ?? null,
-        attempt: r.attempt ?? 0,
-        provisional: r.provisional === true,
-      });
-      return;
-    }
-    case 'wake.consumed':
-    case 'wake.cancelled': {
-      const before = s.pending_wakes.length;
-      s.pending_wakes = s.pending_wakes.filter((w) => w.id !== r.wake_id);
-      const wasTaken = s.wakes_taken.includes(r.wake_id);
-      if (wasTaken) s.wakes_taken = s.wakes_taken.filter((id) => id !== r.wake_id);
-      if (s.pending_wakes.length < before || wasTaken) {
-        if (r.type === 'wake.consumed' || wasTaken) s.wakes_consumed += 1;
-        else s.wakes_cancelled += 1;
-      }
-      return;
-    }
-  }
-}
-
 // ---------------------------------------------------------------- derived views
-
-/** Tool uses the session waits on a person or program for. */
-export function openActions(s: SessionSnapshot): OpenToolUse[] {
-  return s.open_tool_uses.filter((u) => u.answered_by === null && (u.kind === 'custom' || u.permission === 'ask'));
-}
-
-export function nextWakeAt(s: SessionSnapshot): string | null {
-  let min: string | null = null;
-  for (const w of s.pending_wakes) if (min === null || Date.parse(w.due_at) < Date.parse(min)) min = w.due_at;
-  return min;
-}
-
-export function dueWakes(s: SessionSnapshot, nowMs: number) {
-  return s.pending_wakes.filter((w) => Date.parse(w.due_at) <= nowMs);
-}
 
 export function totalTokens(s: SessionSnapshot): number {
   return s.usage.input_tokens + s.usage.output_tokens;

@@ -151,6 +151,44 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
   }
 }
 
+/**
+ * The file's first line, if it is complete (ends in "\n"), decoded like any
+ * line; null when the file is missing, empty, or its first line is not
+ * finished yet, and when it is longer than `maxBytes`. Reads only as far as
+ * the first "\n".
+ */
+export function readFirstLine(file: string, maxBytes = MAX_LINE_BYTES): string | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    const parts: Buffer[] = [];
+    let pos = 0;
+    // A first line is a session.created: a few hundred bytes, so one small read nearly always ends it.
+    let want = 4096;
+    while (pos <= maxBytes) {
+      const b = Buffer.allocUnsafe(want);
+      const n = fs.readSync(fd, b, 0, want, pos);
+      if (n <= 0) return null;
+      const nl = b.subarray(0, n).indexOf(NL);
+      if (nl !== -1) {
+        parts.push(b.subarray(0, nl));
+        return pos + nl > maxBytes ? null : decodeLine(Buffer.concat(parts)).text;
+      }
+      parts.push(b.subarray(0, n));
+      pos += n;
+      want = Math.min(want * 4, CHUNK);
+    }
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** How long a last line may stay without its "\n" before the daemon seals it (sealTail). */
 export const TAIL_GRACE_MS = 2000;
 

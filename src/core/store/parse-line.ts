@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import {
   LOOSE_EVENT_SCHEMAS,
+  LOG_FORMAT,
   EVENT_TYPES,
   USER_EVENT_TYPES,
   WakeCancelled,
@@ -18,6 +19,7 @@ import {
   type WakeSource,
 } from '../schema/index.js';
 import { lineEventId, lineWakeId } from '../ids.js';
+import { migrateEvent } from './migrations.js';
 import { iso } from '../clock.js';
 import { cutHead } from '../text-cut.js';
 import type { RawLine } from './jsonl.js';
@@ -177,8 +179,11 @@ function idOf(v: Record<string, unknown>, key = 'id'): string | null {
 /**
  * Parses a line of events.jsonl. A line without `id` gets `sevt_line_<N>`; a
  * line without `created_at` gets `readAtMs` (the moment it was read).
+ * `logFormat` is the format of the log the line is in (SessionStore.logFormat;
+ * default: the current one): the line is brought up to the current format
+ * (migrations.ts) before the schema judges it.
  */
-export function parseEventLine(raw: RawLine, readAtMs: number): ParsedEventLine {
+export function parseEventLine(raw: RawLine, readAtMs: number, logFormat: number = LOG_FORMAT): ParsedEventLine {
   if (raw.text.trim() === '' && !raw.oversize) return { kind: 'blank', line: raw.no };
   const fail = (message: string, eventId: string | null = null): ParsedEventLine => ({
     kind: 'invalid',
@@ -186,7 +191,7 @@ export function parseEventLine(raw: RawLine, readAtMs: number): ParsedEventLine 
   });
   const j = parseObject(raw, 'events.jsonl');
   if (!j.ok) return fail(j.message);
-  const v = j.value;
+  const v = migrateEvent(j.value, logFormat);
   const type = v.type;
   if (!isEventType(type)) {
     const guess = typeof type === 'string' ? closest(type, EVENT_TYPES) : null;

@@ -1,39 +1,37 @@
 /**
- * The session store: sessions as directories under `<home>/sessions`.
+ * The session store: sessions as directories under `<home>/sessions`, and
+ * the one door to their files for every caller (CLI, daemon, a server, an
+ * indexer): create · listIds · append (appendEvents, appendUserEvent,
+ * scheduleWake, settleWakes) · read from a cursor (readEvents) · follow new
+ * lines (follow, subscribe) · snapshot.
  *
  * Contracts:
- * - create() makes the whole directory under a hidden temp name and renames
- *   it into place, so a crash never leaves half a session visible.
+ * - create() makes the whole directory under a hidden temp name and renames it
+ *   into place, so a crash never leaves half a session visible.
  * - Every append is one write (jsonl.appendLines). Runtime-written events are
  *   validated against the schema and redacted before they are written.
+ * - Every read and write goes through the log's format (logFormat): lines are
+ *   brought up to the current one; a newer format is refused, not misread.
  * - snapshot() continues the fold from session.json's cursors; a missing,
  *   unreadable or outdated session.json is rebuilt from the journals.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  EVENT_SCHEMAS,
-  SessionSnapshot,
-  SESSION_FORMAT,
-  UUID_V7,
-  type NewEvent,
-  type NewWakeScheduled,
-  type SessionEvent,
-  type SessionOverrides,
-  type WakeRecord,
-} from '../schema/index.js';
-import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
+import { EVENT_SCHEMAS, LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionOverrides, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
+import { iso, type Clock } from '../clock.js';
 import type { Ids } from '../ids.js';
-import type { Home, SessionPaths } from '../home.js';
-import { sessionPaths } from '../home.js';
+import { sessionPaths, type Home, type SessionPaths } from '../home.js';
 import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
-import { appendLines, readLines, START, type Cursor } from './jsonl.js';
+import { appendLines, readFirstLine, readLines, START, type Cursor } from './jsonl.js';
+import { logFormatOf } from './migrations.js';
+import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
-import { applyEvent, applyRejection, applyWake, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
+import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
+import { applyWakeRecord } from './wake-queue-fold.js';
 import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
 import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
+import { readSnapshotFile, writeSnapshotFileIfMoved } from './snapshot-file.js';
 
 export interface StoreDeps {
   clock: Clock;
@@ -66,6 +64,18 @@ export interface SnapshotOptions {
   pin?: boolean;
 }
 
+/** Lines of the log read from a cursor (readEvents, follow). */
+export interface EventLines {
+  lines: ParsedEventLine[];
+  /** Pass it back to read on from here. */
+  cursor: Cursor;
+  /** The file was replaced (or rewritten) since the cursor: `lines` start again at line 1. */
+  reset: boolean;
+}
+
+export { START, type Cursor } from './jsonl.js';
+export type { FollowOptions } from './follow-events.js';
+
 export class SessionStore {
   constructor(
     readonly home: Home,
@@ -87,6 +97,13 @@ export class SessionStore {
     return p;
   }
 
+  /** require(), before a write: nothing is written to a log of a format this code does not read. */
+  private forWrite(sessionId: string): SessionPaths {
+    const p = this.require(sessionId);
+    this.formatOf(sessionId, p);
+    return p;
+  }
+
   create(input: CreateSessionInput): SessionSnapshot {
     const id = this.deps.ids.uuid();
     const final = this.paths(id);
@@ -99,6 +116,7 @@ export class SessionStore {
     writeNewRunKey(tmpDir);
     const created = this.stamp({
       type: 'session.created',
+      format: LOG_FORMAT,
       agent_id: input.agentId,
       environment_id: input.environmentId,
       ...(input.title ? { title: input.title } : {}),
@@ -170,16 +188,22 @@ export class SessionStore {
       appendLines(p.wakeQueue, pins, { durable: true });
       snap = this.fold(sessionId, p, snap);
     }
-    const moved = !cachedCursors || !sameCursors(cachedCursors, snap.journals);
-    if (moved && opts.persist !== false) {
-      try {
-        // A cache: no fsync. After a power loss it may be empty or old, and is rebuilt.
-        writeJsonAtomic(p.snapshot, snap, { durable: false });
-      } catch {
-        // session.json is a cache: a read-only home still reads correctly.
-      }
-    }
+    if (opts.persist !== false) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
     return snap;
+  }
+
+  /**
+   * The format of the session's log (its first line's `format`; 0 when it has
+   * none). Throws unsupported_log_format for a log this code does not read:
+   * every read (snapshot, readEvents, follow) and write goes through here
+   * first, so such a session is reported, never misread, written or run.
+   */
+  logFormat(sessionId: string): number {
+    return this.formatOf(sessionId, this.require(sessionId));
+  }
+
+  private formatOf(sessionId: string, p: SessionPaths): number {
+    return logFormatOf(readFirstLine(p.events), `session ${sessionId}'s log (${path.relative(this.home.root, this.paths(sessionId).events)})`);
   }
 
   /**
@@ -188,13 +212,14 @@ export class SessionStore {
    */
   private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null): SessionSnapshot {
     const now = this.deps.clock.now();
+    const format = this.formatOf(sessionId, p);
     let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
     const trusted = base ? s.journals.events.line : 0; // lines a fold judged before this one
     const ev = readLines(p.events, s.journals.events);
     const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line);
     if (ev.reset && base) return this.fold(sessionId, p, null);
     for (const raw of ev.lines) {
-      const r = parseEventLine(raw, now);
+      const r = parseEventLine(raw, now, format);
       if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true, verify);
       else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
     }
@@ -204,7 +229,7 @@ export class SessionStore {
     if (wq.reset && base) return this.fold(sessionId, p, null);
     for (const raw of wq.lines) {
       const r = parseWakeLine(raw, now);
-      if (r.kind === 'wake') applyWake(s, r.record, r.line);
+      if (r.kind === 'wake') applyWakeRecord(s, r.record, r.line);
       else if (r.kind === 'invalid') applyRejection(s, 'wake-queue.jsonl', r.rejection);
     }
     s.journals.wake_queue = wq.cursor;
@@ -257,7 +282,7 @@ export class SessionStore {
    * written (ids assigned, secrets redacted).
    */
   appendEvents(sessionId: string, events: readonly NewEvent[], opts: AppendOptions = {}): SessionEvent[] {
-    const p = this.require(sessionId);
+    const p = this.forWrite(sessionId);
     const redactor = opts.redactor ?? Redactor.none;
     // A run's opening record carries its proof: whoever writes through the store is the runtime.
     const proven = events.map((e) => (e.type === 'session.status_running' && !e.continuation && e.proof === undefined ? { ...e, proof: runProof(this.runKey(sessionId), sessionId, e.wake_id) } : e));
@@ -272,7 +297,7 @@ export class SessionStore {
   }
 
   scheduleWake(sessionId: string, w: NewWakeScheduled): WakeRecord & { type: 'wake.scheduled' } {
-    const p = this.require(sessionId);
+    const p = this.forWrite(sessionId);
     const rec = {
       type: 'wake.scheduled' as const,
       id: this.deps.ids.wake(),
@@ -291,7 +316,7 @@ export class SessionStore {
   /** Appends wake.consumed / wake.cancelled records in one write. */
   settleWakes(sessionId: string, type: 'wake.consumed' | 'wake.cancelled', wakeIds: readonly string[], detail: { wakeRunId?: string; reason?: string }): void {
     if (wakeIds.length === 0) return;
-    const p = this.require(sessionId);
+    const p = this.forWrite(sessionId);
     const at = iso(this.deps.clock.now());
     const lines = wakeIds.map((id) =>
       JSON.stringify(
@@ -304,17 +329,28 @@ export class SessionStore {
   }
 
   /**
-   * Every line of the log, parsed (events, rejections, blanks), from `from`.
+   * The log's complete lines after `from`, parsed (events, rejections,
+   * blanks) and brought up to the current format, with the cursor to pass
+   * next time to read on from where this read ended. START reads from line
+   * 1; the cursor of a previous read, or a snapshot's `journals.events`,
+   * reads only what came after it (cost: the new bytes). A cursor is a byte
+   * offset with its line count and the file's inode (0: any file): one whose
+   * file was replaced, or whose offset no longer ends a line, reads from
+   * line 1 again and says so (`reset`). An unfinished last line (no "\n"
+   * yet) is not read; the cursor stops before it.
+   *
    * An event whose line has no created_at shows its pinned time: the one the
    * run that took it in recorded (created_at_of), or, while it is pending,
    * the one session.json holds; so every read shows the same value.
+   * Throws not_found, or unsupported_log_format (see logFormat).
    */
-  readEvents(sessionId: string, from: Cursor = START): { lines: ParsedEventLine[]; cursor: Cursor } {
+  readEvents(sessionId: string, from: Cursor = START): EventLines {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();
+    const format = this.formatOf(sessionId, p);
     const r = readLines(p.events, from);
-    const lines = r.lines.map((raw) => parseEventLine(raw, now));
-    if (!lines.some((l) => l.kind === 'event' && l.readTime)) return { lines, cursor: r.cursor };
+    const lines = r.lines.map((raw) => parseEventLine(raw, now, format));
+    if (!lines.some((l) => l.kind === 'event' && l.readTime)) return { lines, cursor: r.cursor, reset: r.reset };
     const pins = new Map<string, string>();
     for (const l of lines) if (l.kind === 'event' && l.event.type === 'session.status_running') for (const [id, at] of Object.entries(l.event.created_at_of ?? {})) pins.set(id, at);
     let pending: Map<string, string> | null = null;
@@ -326,7 +362,22 @@ export class SessionStore {
         return at ? { ...l, event: { ...l.event, created_at: at } } : l;
       }),
       cursor: r.cursor,
+      reset: r.reset,
     };
+  }
+
+  /**
+   * The log's lines as they come: batches from `opts.from` on (what is there,
+   * then each append), until `opts.signal` aborts; an unfinished last line
+   * waits until it is whole. Contract: follow-events.ts.
+   */
+  follow(sessionId: string, opts: FollowOptions = {}): AsyncGenerator<EventLines, void, void> {
+    return followEvents(this, sessionId, opts);
+  }
+
+  /** follow() with a callback, called once per batch (awaited); resolves when `opts.signal` aborts. */
+  subscribe(sessionId: string, opts: FollowOptions, onLines: (batch: EventLines) => void | Promise<void>): Promise<void> {
+    return subscribeEvents(this, sessionId, opts, onLines);
   }
 
   /** Every record of the wake queue, parsed. */
@@ -335,24 +386,4 @@ export class SessionStore {
     const now = this.deps.clock.now();
     return readLines(p.wakeQueue).lines.map((raw) => parseWakeLine(raw, now));
   }
-}
-
-function readSnapshotFile(file: string, sessionId: string): SessionSnapshot | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-  try {
-    const r = SessionSnapshot.safeParse(JSON.parse(text));
-    if (!r.success || r.data.id !== sessionId || r.data.format !== SESSION_FORMAT) return null;
-    return r.data;
-  } catch {
-    return null;
-  }
-}
-
-function sameCursors(x: SessionSnapshot['journals'], y: SessionSnapshot['journals']): boolean {
-  return x.events.offset === y.events.offset && x.events.ino === y.events.ino && x.wake_queue.offset === y.wake_queue.offset && x.wake_queue.ino === y.wake_queue.ino;
 }
