@@ -10,6 +10,7 @@ import type { RunJournal } from './journal.js';
 import type { ToolPolicy, ToolUseEvent } from './loop-hooks.js';
 import type { Ending, RunContext, Runtime } from './run-context.js';
 import { runTool } from './tool-policy.js';
+import { openActions } from '../store/answer-problem.js';
 
 /**
  * SPEC §6 step 3: a tool use whose outcome is unknown (its run died between
@@ -65,7 +66,7 @@ export async function settleLateAnswers(ctx: RunContext, journal: RunJournal, po
     const s = ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
     const late = s.pending_events.filter((p) => p.type === 'user.tool_confirmation' || p.type === 'user.custom_tool_result');
     if (late.length === 0 || ctx.control.signal.aborted) {
-      return s.open_tool_uses.filter((u) => u.kind === 'custom' || u.permission === 'ask').map((u) => u.id);
+      return openActions(s).map((u) => u.id);
     }
     journal.emit([{ type: 'session.status_running', wake_id: ctx.runId, trigger: ctx.trigger, processed_event_ids: late.map((p) => p.id), continuation: true }]);
     await settleAnswers(ctx, journal, policy, late);
