@@ -1,7 +1,7 @@
 /**
  * The run lease: one wake per session at a time, across processes (SPEC
  * invariant 4). proper-lockfile makes `sessions/<id>/lease.lock` with
- * mkdir (atomic) and refreshes its mtime every `stale / 2`; a holder that died
+ * mkdir (atomic) and refreshes its mtime every `stale / 5`; a holder that died
  * stops refreshing and its lease goes stale after `stale` ms (10 s), when
  * another process may take it over.
  *
@@ -156,9 +156,11 @@ function holderAlive(owner: LeaseOwner): boolean {
  * A holder writes its owner record right after making the lock; one that
  * died in between leaves a lock no record describes. Such a lock is
  * abandoned once it has gone this long without a refresh: a live holder
- * refreshes every stale/2 = 5 s, record or not (its record may be missing
- * because writing it failed, or late because its event loop stalled), so
- * 6 s without a refresh cannot be a live holder's.
+ * refreshes every stale/5 = 2 s, record or not (its record may be missing
+ * because writing it failed, because a releasing or breaking process removed
+ * it in the instant between its check and its removal, or because it was
+ * written by a version without lock identity), so 6 s without a refresh is
+ * a live holder only if its event loop stalled for 4 s.
  */
 const UNRECORDED_GRACE_MS = 6000;
 
@@ -218,6 +220,9 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
       lockfilePath: p.lease,
       realpath: false,
       stale: opts.staleMs ?? LEASE_STALE_MS,
+      // Refreshed every stale/5 (2 s), not proper-lockfile's stale/2: a live lock whose record was lost (see
+      // UNRECORDED_GRACE_MS) must show a refresh well inside the grace even when the event loop stalls.
+      update: Math.max(1000, Math.floor((opts.staleMs ?? LEASE_STALE_MS) / 5)),
       retries: 0,
       onCompromised: (err: Error) => {
         compromised = err;

@@ -20,6 +20,10 @@ import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 import { queuedModel, type Reply } from '../helpers/queued-model.js';
 import type { TestContext } from 'node:test';
+import fs from 'node:fs';
+import { RunControl } from '../../src/core/run/run-context.js';
+import { RunJournal } from '../../src/core/run/journal.js';
+import { Redactor } from '../../src/core/redact.js';
 
 function setup(t: TestContext, replies: Reply[]) {
   const h = tempHome(t);
@@ -170,4 +174,22 @@ test('the empty-reply guard ends the run at EMPTY_STOP empty replies in a row, a
   const end = g.afterTurn(null as never, journal, empty);
   assert.deepEqual(end, { end: { kind: 'idle', stop: { type: 'retries_exhausted' } } });
   assert.equal(errors.length, 1);
+});
+
+test('a lost lease silences the run even when it was already stopping for another reason; the first reason still ends it', (t) => {
+  const s = setup(t, []);
+  const control = new RunControl();
+  const journal = new RunJournal({ store: s.store, sessionId: s.id, runId: 'wrun_x', redactor: Redactor.none, control });
+  control.abort({ kind: 'shutdown' });
+  assert.equal(control.silenced, false);
+  control.abort({ kind: 'lease_lost', message: 'taken over' });
+  assert.equal(control.silenced, true);
+  assert.deepEqual(control.reason(), { kind: 'shutdown' });
+  const before = fs.readFileSync(s.store.paths(s.id).events, 'utf8');
+  const wq = () => (fs.existsSync(s.store.paths(s.id).wakeQueue) ? fs.readFileSync(s.store.paths(s.id).wakeQueue, 'utf8') : '');
+  const wqBefore = wq();
+  assert.deepEqual(journal.emit([{ type: 'session.status_rescheduled', reason: 'shutdown', retry_at: new Date(0).toISOString() }]), []);
+  journal.scheduleWake({ due_at: new Date(0).toISOString(), reason: 'retry', source: 'retry' });
+  assert.equal(fs.readFileSync(s.store.paths(s.id).events, 'utf8'), before, 'nothing appended to the log');
+  assert.equal(wq(), wqBefore, 'nothing appended to the wake queue');
 });

@@ -190,3 +190,26 @@ test('the lease: a held lease is busy; a dead holder\'s lease is taken over once
   assert.equal(r.outcome, 'executed');
   assert.equal(fs.existsSync(b.store.paths(id).lease), false, 'released after the run');
 });
+
+test('crash reconciliation: a denied call whose refusal was never written is closed as not run, and nothing stays open', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'understood' }] });
+  const id = b.session('try both');
+  const taken = b.store.snapshot(id).pending_events.map((e) => e.id);
+  b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: DEAD_RUN, trigger: 'event', processed_event_ids: taken }], { wakeId: DEAD_RUN });
+  const [start] = b.store.appendEvents(id, [{ type: 'span.model_request_start' }], { wakeId: DEAD_RUN });
+  const [, denied] = b.store.appendEvents(
+    id,
+    [
+      { type: 'agent.tool_use', name: 'write', input: { file_path: 'x.txt', content: 'x' }, model_tool_use_id: 'toolu_ok', evaluated_permission: 'allow' },
+      { type: 'agent.tool_use', name: 'nosuchtool', input: {}, model_tool_use_id: 'toolu_no', evaluated_permission: 'deny' },
+      { type: 'span.model_request_end', model_request_start_id: start!.id, is_error: false, model_usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+    ],
+    { wakeId: DEAD_RUN },
+  );
+  const r = await b.wake(id);
+  assert.equal(r.stop_reason?.type, 'end_turn');
+  const result = b.events(id).find((e) => e.type === 'agent.tool_result' && e.tool_use_id === denied!.id);
+  assert.equal(result?.type === 'agent.tool_result' && result.is_error, true);
+  assert.match(textOf(result?.type === 'agent.tool_result' ? result.content : []), /^not run: this tool call was not allowed/);
+  assert.deepEqual(b.store.snapshot(id).open_tool_uses, []);
+});

@@ -78,7 +78,7 @@ export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
           continue;
         }
         const at = iso(ctx.rt.deps.clock.now() + backoffMs(attempt - 1, ctx.rt.deps.random));
-        ctx.rt.store.scheduleWake(ctx.sessionId, { due_at: at, reason: w.reason, source: 'retry', retry_of: w.retry_of ?? w.id, attempt, wake_run_id: ctx.runId });
+        journal.scheduleWake({ due_at: at, reason: w.reason, source: 'retry', retry_of: w.retry_of ?? w.id, attempt, wake_run_id: ctx.runId });
       }
       return ending;
     },

@@ -6,8 +6,9 @@
  *
  * Invariants:
  *  - Once the run's control is silenced (its lease was lost, or the log
- *    refused the run), emit() writes nothing: another process may own the
- *    log, or every line would be refused again.
+ *    refused the run), the journal writes nothing, to the log or to the
+ *    wake queue: another process may own them, or every line would be
+ *    refused again.
  *  - Every error recorded through error() is both in the log (session.error)
  *    and in `errors` (redacted), in the same order.
  *  - A tool use that will not run gets its error result through
@@ -15,7 +16,7 @@
  */
 import type { Redactor } from '../redact.js';
 import type { SessionStore } from '../store/session-store.js';
-import type { ModelUsage, NewEvent, SessionEvent } from '../schema/index.js';
+import type { ModelUsage, NewEvent, NewWakeScheduled, SessionEvent } from '../schema/index.js';
 import type { Ending, RunControl, RunUsage, Runtime } from './run-context.js';
 import { rescheduleAfter, retryingError, type Failure, type SessionErrorType } from './failed-attempt.js';
 
@@ -64,6 +65,18 @@ export class RunJournal {
       // an observer's failure is not the run's
     }
     return out;
+  }
+
+  /** Settles revisits in the wake queue (consumed by this run, or cancelled); nothing once silenced. */
+  settleWakes(type: 'wake.consumed' | 'wake.cancelled', wakeIds: readonly string[], detail: { wakeRunId?: string; reason?: string }): void {
+    if (this.o.control.silenced || wakeIds.length === 0) return;
+    this.o.store.settleWakes(this.o.sessionId, type, wakeIds, detail);
+  }
+
+  /** Schedules a revisit (a retry of one this run took in); nothing once silenced. */
+  scheduleWake(w: NewWakeScheduled): void {
+    if (this.o.control.silenced) return;
+    this.o.store.scheduleWake(this.o.sessionId, w);
   }
 
   /** Records a session.error. */

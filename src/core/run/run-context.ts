@@ -88,6 +88,7 @@ export interface WakeResult {
 export class RunControl {
   private readonly controller = new AbortController();
   private why: AbortReason | null = null;
+  private mute = false;
 
   get signal(): AbortSignal {
     return this.controller.signal;
@@ -97,15 +98,21 @@ export class RunControl {
     return this.why;
   }
 
+  /** The first reason wins the run's ending; a lost lease or a refusing log silences it whatever came first. */
   abort(reason: AbortReason): void {
+    if (reason.kind === 'lease_lost' || reason.kind === 'log_refused') this.mute = true;
     if (this.why) return;
     this.why = reason;
     this.controller.abort(reason);
   }
 
-  /** Nothing more may be written: another process may own the log now, or the log refuses this run. */
+  /**
+   * Nothing more may be written: another process may own the log now, or
+   * the log refuses this run. Set by such a reason even when the run was
+   * already stopping for another (a shutdown, an interrupt, its deadline).
+   */
   get silenced(): boolean {
-    return this.why?.kind === 'lease_lost' || this.why?.kind === 'log_refused';
+    return this.mute;
   }
 }
 

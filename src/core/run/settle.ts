@@ -19,8 +19,8 @@ import { openActions } from '../store/answer-problem.js';
  */
 export function reconcile(journal: RunJournal, snap: SessionSnapshot): void {
   const pendingIds = new Set(snap.pending_events.map((p) => p.id));
-  const orphans = snap.open_tool_uses.filter((u) => {
-    if (u.kind !== 'tool') return false;
+  const tools = snap.open_tool_uses.filter((u) => u.kind === 'tool');
+  const orphans = tools.filter((u) => {
     if (u.permission === 'allow') return true;
     // An answered ask whose answer a run already took in, but whose result never came.
     return u.permission === 'ask' && u.answered_by !== null && !pendingIds.has(u.answered_by);
@@ -28,6 +28,11 @@ export function reconcile(journal: RunJournal, snap: SessionSnapshot): void {
   journal.toolErrors(
     orphans.map((u) => u.id),
     'outcome unknown: the run was interrupted before this tool call finished; it was not run again',
+  );
+  // A denied call never runs; its refusal was lost with the run that died before writing it.
+  journal.toolErrors(
+    tools.filter((u) => u.permission === 'deny').map((u) => u.id),
+    'not run: this tool call was not allowed (its refusal is written late: the run that got it was cut short)',
   );
 }
 
@@ -80,7 +85,7 @@ export function closeForInterrupt(store: Runtime['store'], sessionId: string, jo
     s.open_tool_uses.map((u) => u.id),
     'interrupted by the user before completion',
   );
-  store.settleWakes(sessionId, 'wake.cancelled', s.pending_wakes.map((w) => w.id), { reason: 'user.interrupt' });
+  journal.settleWakes('wake.cancelled', s.pending_wakes.map((w) => w.id), { reason: 'user.interrupt' });
 }
 
 export function applyInterrupt(ctx: RunContext, journal: RunJournal): void {

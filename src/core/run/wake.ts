@@ -240,7 +240,7 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
   if (opened.running_wake_id !== ctx.runId) throw new RunRefused(`the log did not accept run ${ctx.runId} (last run ${opened.last_wake_id}); see session.json's rejected lines`);
   reconcile(journal, snap);
   if (plan.interrupt) applyInterrupt(ctx, journal);
-  store.settleWakes(ctx.sessionId, 'wake.consumed', [...plan.wakes.map((w) => w.id), ...snap.wakes_taken], { wakeRunId: ctx.runId });
+  journal.settleWakes('wake.consumed', [...plan.wakes.map((w) => w.id), ...snap.wakes_taken], { wakeRunId: ctx.runId });
   writeStartFiles(ctx, skillProblems);
   if (ctx.env.missingSecrets.length) {
     journal.error({ code: 'missing_secret', message: `environment ${ctx.environment.id}: the secret(s) ${ctx.env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
