@@ -50,10 +50,10 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
     }
     fs.rmSync(elsewhere, { recursive: true, force: true });
   });
-  // The orphan runs `setsid`, which then becomes bash: look only once it has (bounded; a loaded machine may take a moment).
+  // The orphan runs `setsid`, which then execs bash (its argv starts with setsid until it has): look only once it has (bounded; a loaded machine may take a moment).
   const isShellNow = () => {
     try {
-      return fs.readFileSync(`/proc/${mine}/cmdline`, 'utf8').includes('--noediting') && fs.readFileSync(`/proc/${mine}/stat`, 'utf8').split(') ')[1]!.split(' ')[3] === String(mine);
+      return fs.readFileSync(`/proc/${mine}/cmdline`, 'utf8').startsWith('bash\0--noprofile\0--norc\0--noediting\0') && fs.readFileSync(`/proc/${mine}/stat`, 'utf8').split(') ')[1]!.split(' ')[3] === String(mine);
     } catch {
       return false;
     }
@@ -62,7 +62,15 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
   for (let i = 0; i < 3000 && !isShellNow(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(isShellNow(), 'the orphan became the shell');
   if (ppidOf(mine) !== 1) return t.skip('this machine hands orphans to a subreaper, not to init');
-  assert.equal(reapOrphanSandboxes(h.home.sessionsDir), 1);
+  const describe = (pid: number) => {
+    try {
+      return `${fs.readFileSync(`/proc/${pid}/stat`, 'utf8').trim()} cwd=${fs.readlinkSync(`/proc/${pid}/cwd`)} argv=${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`;
+    } catch (e) {
+      return String(e);
+    }
+  };
+  const state = describe(mine);
+  assert.equal(reapOrphanSandboxes(h.home.sessionsDir), 1, `the orphan as the reaper saw it: ${state}; now: ${describe(mine)}; sessions: ${h.home.sessionsDir}`);
   // The kill is delivered and init reaps the orphan on its own time: polled, bounded, as above.
   for (let i = 0; i < 3000 && ppidOf(mine) !== null; i++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(ppidOf(mine), null, 'the orphan in a session workspace is gone');
