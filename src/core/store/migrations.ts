@@ -14,8 +14,17 @@
  * today's rules could misread it, and a run would then append lines of the
  * wrong format to it. logFormatOf throws `unsupported_log_format` instead.
  *
+ * Every line of a log is in the log's format, the one its first line names:
+ * a writer appends to an older log in that log's format, never in a newer
+ * one (a line in a newer format would be migrated again on read, and an
+ * older openboa would misread it). Today the two formats write the same
+ * lines, so this holds by itself. A format whose lines differ must come with
+ * a writer for the older formats it appends to (the inverse of its step),
+ * or have appendEvents refuse a log of an older format.
+ *
  * Adding a format: raise LOG_FORMAT in the schema (events.ts), append the
- * step from the previous format to STEPS, and describe it in docs/format.md.
+ * step from the previous format to STEPS, keep the rule above, and describe
+ * it in docs/format.md.
  * A step takes one event object as parsed from JSON (nothing filled in yet:
  * a hand-written line may lack `id`, `created_at`, even `type`) and returns
  * it as the next format would have written it; it must not throw, and it
