@@ -1,7 +1,10 @@
 /**
  * `npm run bench [-- name...]`: runs the benchmarks and prints one JSON
- * object per benchmark. Each figure is printed beside its target.
+ * object per benchmark, each figure beside its target; then writes them all
+ * to bench/results/ (results.ts) for `npm run bench:compare`.
  */
+import path from 'node:path';
+import { writeResults } from './results.js';
 import { benchReadTail } from './read-tail.js';
 import { benchDaemon } from './daemon.js';
 import { benchWakeSize } from './wake-size.js';
@@ -16,11 +19,15 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length ? wanted : Object.keys(ALL);
+const raw: Record<string, unknown> = {};
 for (const n of names) {
   const fn = ALL[n];
   if (!fn) {
     console.error(`unknown benchmark "${n}"; known: ${Object.keys(ALL).join(', ')}`);
     process.exit(2);
   }
-  console.log(JSON.stringify(await fn(), null, 2));
+  const out = await fn();
+  raw[n] = out;
+  console.log(JSON.stringify(out, null, 2));
 }
+console.error(`results: ${path.relative(process.cwd(), writeResults(raw))} (compare: npm run bench:compare)`);
