@@ -14,12 +14,15 @@ export interface OutputOptions {
   color?: { out: boolean; err: boolean };
   /** How wide a line on stdout may be (display columns). */
   columns?: number;
+  /** stdout's own width when it is a terminal; unset off a terminal, whatever $COLUMNS says. */
+  terminalColumns?: number;
 }
 
 export class Output {
   redactor: Redactor = Redactor.none;
   readonly color: { out: boolean; err: boolean };
   readonly columns: number;
+  readonly terminalColumns: number | undefined;
 
   constructor(
     private readonly stdout: Writable,
@@ -29,6 +32,7 @@ export class Output {
   ) {
     this.color = json ? { out: false, err: false } : (o.color ?? { out: false, err: false });
     this.columns = o.columns ?? DEFAULT_COLUMNS;
+    this.terminalColumns = o.terminalColumns;
   }
 
   /** `text` in `colour` when stdout takes colour. */

@@ -40,6 +40,7 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
   const out = new Output(o.stdout, o.stderr, json, {
     color: { out: colorEnabled(o.stdout, o.env, json), err: colorEnabled(o.stderr, o.env, json) },
     columns,
+    ...(o.stdout.isTTY && o.stdout.columns ? { terminalColumns: o.stdout.columns } : {}),
   });
   try {
     const parsed = parseArgv(argv, COMMANDS, { stdout: o.stdout, columns });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cli } from '../helpers/cli.js';
+import { cliInProcess } from '../helpers/cli.js';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 
@@ -20,15 +20,15 @@ test('a paused session with the daemon: status shows what it waits for; confirm 
   const td = await startDaemon(t, b);
   const paused = await td.result((r) => r.session_id === id && r.stop_reason?.type === 'requires_action');
   const [ask, custom] = paused.stop_reason?.type === 'requires_action' ? paused.stop_reason.event_ids : [];
-  const st = await cli(['status', id], { home: b.h.root });
+  const st = await cliInProcess(['status', id], { home: b.h.root });
   assert.match(st.stdout, /waiting on 2 answer\(s\):/);
   assert.match(st.stdout, new RegExp(`${ask}  write: openboa confirm ${id} ${ask} --allow\\|--deny`));
   assert.match(st.stdout, new RegExp(`${custom}  approve_budget: openboa tool-result ${id} ${custom} <text>`));
-  const c1 = await cli(['confirm', id, ask!, '--allow'], { home: b.h.root });
+  const c1 = await cliInProcess(['confirm', id, ask!, '--allow'], { home: b.h.root });
   assert.equal(c1.code, 0, c1.stderr);
   await td.result((r) => r.session_id === id && r.stop_reason?.type === 'requires_action' && r.stop_reason.event_ids.length === 1);
   assert.equal(fs.readFileSync(path.join(b.store.paths(id).workspace, 'report.md'), 'utf8'), 'numbers');
-  const c2 = await cli(['tool-result', id, custom!, 'approved: 5 EUR'], { home: b.h.root });
+  const c2 = await cliInProcess(['tool-result', id, custom!, 'approved: 5 EUR'], { home: b.h.root });
   assert.equal(c2.code, 0, c2.stderr);
   const done = await td.result((r) => r.session_id === id && r.stop_reason?.type === 'end_turn');
   assert.equal(done.status, 'idle');
@@ -54,23 +54,23 @@ test('confirm, tool-result and interrupt check what they answer; mistakes are ex
     [['session', 'update', id, '--budget', 'lots'], 2, /--budget "lots" is not a whole number/],
   ];
   for (const [args, code, re] of cases) {
-    const r = await cli(args, { home: b.h.root });
+    const r = await cliInProcess(args, { home: b.h.root });
     assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, re, args.join(' '));
     assert.equal(r.stderr.trim().split('\n').length, 1);
   }
-  const ok = await cli(['confirm', id, use, '--deny', '--message', 'no thanks', '--json'], { home: b.h.root });
+  const ok = await cliInProcess(['confirm', id, use, '--deny', '--message', 'no thanks', '--json'], { home: b.h.root });
   assert.equal(ok.code, 0);
-  const again = await cli(['confirm', id, use, '--allow'], { home: b.h.root });
+  const again = await cliInProcess(['confirm', id, use, '--allow'], { home: b.h.root });
   assert.equal(again.code, 2);
   assert.match(again.stderr, /already answered by/);
   const conf = b.events(id).find((e) => e.type === 'user.tool_confirmation');
   assert.deepEqual(conf?.type === 'user.tool_confirmation' && [conf.result, conf.deny_message, conf.id], ['deny', 'no thanks', JSON.parse(ok.stdout).id]);
-  const intr = await cli(['interrupt', id, '--reason', 'enough'], { home: b.h.root });
+  const intr = await cliInProcess(['interrupt', id, '--reason', 'enough'], { home: b.h.root });
   assert.equal(intr.code, 0);
   const ie = b.events(id).find((e) => e.type === 'user.interrupt');
   assert.equal(ie?.type === 'user.interrupt' && ie.reason, 'enough');
-  const up = await cli(['session', 'update', id, '--budget', '5000', '--title', 'renamed'], { home: b.h.root });
+  const up = await cliInProcess(['session', 'update', id, '--budget', '5000', '--title', 'renamed'], { home: b.h.root });
   assert.equal(up.code, 0, up.stderr);
   const snap = b.store.snapshot(id);
   assert.equal(snap.overrides.session_token_budget, 5000);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cli } from '../helpers/cli.js';
+import { cli, cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 
 const logOf = (home: string, id: string) =>
@@ -13,7 +13,7 @@ const logOf = (home: string, id: string) =>
     .map((l) => JSON.parse(l));
 
 async function newSession(home: string, extra: string[] = []) {
-  const r = await cli(['session', 'create', '--agent', 'demo', ...extra], { home });
+  const r = await cliInProcess(['session', 'create', '--agent', 'demo', ...extra], { home });
   assert.equal(r.code, 0, r.stderr);
   return r.stdout.trim();
 }
@@ -22,16 +22,16 @@ test('session create prints the id; sessions and status show it', async (t) => {
   const { root } = tempHome(t);
   const id = await newSession(root, ['--title', 'first try']);
   assert.ok(fs.existsSync(path.join(root, 'sessions', id, 'events.jsonl')));
-  const list = await cli(['sessions'], { home: root });
+  const list = await cliInProcess(['sessions'], { home: root });
   assert.equal(list.code, 0);
   assert.match(list.stdout, new RegExp(`${id}\\s+demo\\s+idle`));
   assert.match(list.stdout, /first try/);
-  const json = await cli(['sessions', '--json'], { home: root });
+  const json = await cliInProcess(['sessions', '--json'], { home: root });
   assert.deepEqual(
     json.stdout.trim().split('\n').map((l) => JSON.parse(l).id),
     [id],
   );
-  const st = await cli(['status', id, '--json'], { home: root });
+  const st = await cliInProcess(['status', id, '--json'], { home: root });
   assert.equal(st.code, 0);
   const s = JSON.parse(st.stdout);
   assert.equal(s.status, 'idle');
@@ -43,6 +43,7 @@ test('OPENBOA_HOME selects the home; --home wins over it', async (t) => {
   const a = tempHome(t);
   const b = tempHome(t);
   const id = await newSession(a.root);
+  // The binary, so main.ts's own environment and working directory are what is read.
   const viaEnv = await cli(['sessions', '--json'], { env: { OPENBOA_HOME: a.root }, cwd: b.root });
   assert.match(viaEnv.stdout, new RegExp(id));
   const viaFlag = await cli(['sessions', '--json'], { home: b.root, env: { OPENBOA_HOME: a.root } });
@@ -52,6 +53,7 @@ test('OPENBOA_HOME selects the home; --home wins over it', async (t) => {
 test('send appends a user.message in one line; "-" reads stdin; --lines sends each line', async (t) => {
   const { root } = tempHome(t);
   const id = await newSession(root);
+  // The binary: "-" and --lines read a real stdin pipe to its end.
   const r = await cli(['send', id, 'hello', 'world'], { home: root });
   assert.equal(r.code, 0, r.stderr);
   const fromStdin = await cli(['send', id, '-'], { home: root, input: 'multi\nline\n' });
@@ -77,19 +79,19 @@ test('events shows normalised lines, pending state, bad lines; --limit and --jso
   const id = await newSession(root);
   const f = path.join(root, 'sessions', id, 'events.jsonl');
   fs.appendFileSync(f, '{"type":"user.message","content":"by hand"}\n{oops\n');
-  const r = await cli(['events', id], { home: root });
+  const r = await cliInProcess(['events', id], { home: root });
   assert.equal(r.code, 0, r.stderr);
   // The compact view leaves event ids out (they are in --full and --json), so the text fits the width.
   assert.match(r.stdout, /2 .*user\.message\s+by hand \(pending\)/);
-  const full = await cli(['events', id, '--full'], { home: root });
+  const full = await cliInProcess(['events', id, '--full'], { home: root });
   assert.match(full.stdout, /2 .*user\.message\s+sevt_line_2\s+by hand \(pending\)/);
   assert.match(r.stdout, /3\s+INVALID\s+events\.jsonl line 3: not valid JSON/);
-  const last = await cli(['events', id, '--limit', '1', '--json'], { home: root });
+  const last = await cliInProcess(['events', id, '--limit', '1', '--json'], { home: root });
   const rows = last.stdout.trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(rows.length, 1);
   assert.equal(rows[0].line, 3);
   assert.equal(rows[0].invalid.code, 'invalid_event');
-  const all = (await cli(['events', id, '--json'], { home: root })).stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const all = (await cliInProcess(['events', id, '--json'], { home: root })).stdout.trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(all[1].event.id, 'sevt_line_2');
   assert.equal(all[1].event.processed_at, null);
   assert.deepEqual(all[1].event.content, [{ type: 'text', text: 'by hand' }]);
@@ -128,9 +130,9 @@ test('events --follow prints lines appended after it started, and stops on SIGIN
 test('schedule --in and --at append wake.scheduled; wakes folds the queue', async (t) => {
   const { root } = tempHome(t);
   const id = await newSession(root);
-  const a = await cli(['schedule', id, '--in', '10m', '--reason', 'check the build'], { home: root });
+  const a = await cliInProcess(['schedule', id, '--in', '10m', '--reason', 'check the build'], { home: root });
   assert.equal(a.code, 0, a.stderr);
-  const b = await cli(['schedule', id, '--at', '2030-01-01T00:00:00Z', '--json'], { home: root });
+  const b = await cliInProcess(['schedule', id, '--at', '2030-01-01T00:00:00Z', '--json'], { home: root });
   assert.equal(b.code, 0, b.stderr);
   const rec = JSON.parse(b.stdout);
   assert.equal(rec.type, 'wake.scheduled');
@@ -142,11 +144,11 @@ test('schedule --in and --at append wake.scheduled; wakes folds the queue', asyn
   const due = Date.parse(q[0].due_at) - Date.parse(q[0].created_at);
   assert.ok(Math.abs(due - 600_000) < 1000, `due ${due} ms after creation`);
   fs.appendFileSync(path.join(root, 'sessions', id, 'wake-queue.jsonl'), `{"type":"wake.cancelled","wake_id":"${rec.id}","reason":"changed my mind","at":"2026-11-21T10:00:00Z"}\n`);
-  const w = await cli(['wakes', id, '--json'], { home: root });
+  const w = await cliInProcess(['wakes', id, '--json'], { home: root });
   const rows = w.stdout.trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(rows.map((r) => r.state), ['pending', 'cancelled']);
   assert.equal(rows[1].cancel_reason, 'changed my mind');
-  const st = JSON.parse((await cli(['status', id, '--json'], { home: root })).stdout);
+  const st = JSON.parse((await cliInProcess(['status', id, '--json'], { home: root })).stdout);
   assert.equal(st.next_wake_at, q[0].due_at);
 });
 
@@ -169,7 +171,7 @@ test('exit codes: unknown session 3, unknown agent 3, missing argument 2, bad --
     [['frobnicate'], 2, /unknown command "frobnicate"/],
   ];
   for (const [args, code, re] of cases) {
-    const r = await cli(args, { home: root });
+    const r = await cliInProcess(args, { home: root });
     assert.equal(r.code, code, `${args.join(' ')} → ${r.code}: ${r.stderr}`);
     assert.match(r.stderr, re, args.join(' '));
     assert.equal(r.stderr.trim().split('\n').length, 1, `one line on stderr for ${args.join(' ')}`);
@@ -180,13 +182,14 @@ test('exit codes: unknown session 3, unknown agent 3, missing argument 2, bad --
 test('a bad agent.yaml is exit 2 with the file and field', async (t) => {
   const h = tempHome(t);
   h.write('agents/broken/agent.yaml', 'limits:\n  max_model_requests_per_wake: many\n');
-  const r = await cli(['session', 'create', '--agent', 'broken'], { home: h.root });
+  const r = await cliInProcess(['session', 'create', '--agent', 'broken'], { home: h.root });
   assert.equal(r.code, 2);
   assert.match(r.stderr, /agents\/broken\/agent\.yaml:2: limits\.max_model_requests_per_wake: .*expected number/);
 });
 
 test('--json errors are {"error":{"code","message"}} on stderr', async (t) => {
   const { root } = tempHome(t);
+  // The binary: the exit code is the process's own (main.ts), not runCli's return value.
   const r = await cli(['status', '019a0000-0000-7000-8000-000000000000', '--json'], { home: root });
   assert.equal(r.code, 3);
   const err = JSON.parse(r.stderr);
@@ -200,9 +203,9 @@ test('--json errors are {"error":{"code","message"}} on stderr', async (t) => {
 test('a session folder without session.json is rebuilt, not an error', async (t) => {
   const { root } = tempHome(t);
   const id = await newSession(root);
-  await cli(['send', id, 'hi'], { home: root });
+  await cliInProcess(['send', id, 'hi'], { home: root });
   fs.rmSync(path.join(root, 'sessions', id, 'session.json'));
-  const r = await cli(['status', id, '--json'], { home: root });
+  const r = await cliInProcess(['status', id, '--json'], { home: root });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).pending_events.length, 1);
   assert.ok(fs.existsSync(path.join(root, 'sessions', id, 'session.json')));
@@ -210,18 +213,18 @@ test('a session folder without session.json is rebuilt, not an error', async (t)
 
 test('--help works on every level', async (t) => {
   const { root } = tempHome(t);
-  const top = await cli(['--help'], { home: root });
+  const top = await cliInProcess(['--help'], { home: root });
   assert.equal(top.code, 0);
   for (const c of ['session create', 'sessions', 'status', 'send', 'events', 'schedule', 'wakes']) assert.match(top.stdout, new RegExp(`\\n  ${c} `));
-  const group = await cli(['session', '--help'], { home: root });
+  const group = await cliInProcess(['session', '--help'], { home: root });
   assert.equal(group.code, 0);
   assert.match(group.stdout, /session create/);
   for (const c of [['session', 'create'], ['sessions'], ['status'], ['send'], ['events'], ['schedule'], ['wakes']]) {
-    const r = await cli([...c, '--help'], { home: root });
+    const r = await cliInProcess([...c, '--help'], { home: root });
     assert.equal(r.code, 0, c.join(' '));
     assert.match(r.stdout, new RegExp(`^usage: openboa ${c.join(' ')}`));
   }
-  const none = await cli([], { home: root });
+  const none = await cliInProcess([], { home: root });
   assert.equal(none.code, 0);
   assert.match(none.stdout, /^openboa \d/);
 });

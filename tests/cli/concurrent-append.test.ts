@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { CLI, cli } from '../helpers/cli.js';
+import { CLI, cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';
@@ -28,7 +28,7 @@ function run(cmd: string, args: string[], input?: string): Promise<number | null
 
 test('8 processes appending 10,000 lines at once leave 10,000 whole, parseable lines', { timeout: 180_000 }, async (t) => {
   const { root } = tempHome(t);
-  const created = await cli(['session', 'create', '--agent', 'demo'], { home: root });
+  const created = await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root });
   const id = created.stdout.trim();
   const log = path.join(root, 'sessions', id, 'events.jsonl');
 
@@ -85,7 +85,7 @@ const MB = 1024 * 1024;
 
 test('8 concurrent `openboa send` of 1 MB messages: each is one write, none lost or torn', { timeout: 180_000 }, async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   const jobs: Array<Promise<number | null>> = [];
   for (let w = 0; w < 8; w++) {
     for (let k = 0; k < 2; k++) jobs.push(run(process.execPath, [CLI, '--home', root, 'send', id, '-'], `big-${w}-${k}-${String.fromCharCode(97 + w).repeat(MB)}`));
@@ -104,16 +104,16 @@ test('8 concurrent `openboa send` of 1 MB messages: each is one write, none lost
 
 test('8 concurrent inbox writers of 1 MB lines: every message arrives whole, exactly once', { timeout: 180_000 }, async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   const inbox = path.join(root, 'sessions', id, 'inbox');
   // Each writer writes a hidden file in inbox/, then renames it in (the contract in docs/format.md).
   const writer = `const fs=require('fs'),path=require('path');const [dir,w]=process.argv.slice(1);for(let k=0;k<3;k++){const text=JSON.stringify({type:'user.message',content:'inbox-'+w+'-'+k+'-'+'z'.repeat(${MB})});const tmp=path.join(dir,'.w'+w+'-'+k);fs.writeFileSync(tmp,text+'\\n');fs.renameSync(tmp,path.join(dir,w+'-'+k+'.jsonl'));}`;
   const jobs: Array<Promise<number | null>> = [];
   for (let w = 0; w < 8; w++) jobs.push(run(process.execPath, ['-e', writer, inbox, String(w)]));
   // a run in the middle of the writing drains what is there so far
-  jobs.push(cli(['wake', id], { home: root }).then((r) => r.code));
+  jobs.push(cliInProcess(['wake', id], { home: root }).then((r) => r.code));
   assert.deepEqual(await Promise.all(jobs), Array(9).fill(0));
-  assert.equal((await cli(['wake', id], { home: root })).code, 0);
+  assert.equal((await cliInProcess(['wake', id], { home: root })).code, 0);
   const texts = messagesOf(path.join(root, 'sessions', id, 'events.jsonl'));
   assert.equal(texts.length, 24);
   assert.equal(new Set(texts.map((s) => s.slice(0, 12))).size, 24, 'each exactly once');

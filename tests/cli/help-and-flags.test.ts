@@ -7,34 +7,35 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cli } from '../helpers/cli.js';
+import { cli, cliInProcess } from '../helpers/cli.js';
 import { REPO, tempHome } from '../helpers/home.js';
 
 const oneLine = (stderr: string) => stderr.trim().split('\n').length === 1;
 
 test('openboa help and help <command> show the same help as --help; -V/--version is listed and works', async (t) => {
   const { root } = tempHome(t);
-  const top = await cli(['help'], { home: root });
+  const top = await cliInProcess(['help'], { home: root });
   assert.equal(top.code, 0, top.stderr);
-  assert.equal(top.stdout, (await cli(['--help'], { home: root })).stdout);
+  assert.equal(top.stdout, (await cliInProcess(['--help'], { home: root })).stdout);
   assert.match(top.stdout, /-V, --version\s+print the version/);
   for (const c of ['init', 'doctor', 'agents', 'session create', 'sessions', 'events', 'help']) assert.match(top.stdout, new RegExp(`\\n  ${c} `), c);
 
-  const events = await cli(['help', 'events'], { home: root });
+  const events = await cliInProcess(['help', 'events'], { home: root });
   assert.equal(events.code, 0, events.stderr);
-  assert.equal(events.stdout, (await cli(['events', '--help'], { home: root })).stdout);
+  assert.equal(events.stdout, (await cliInProcess(['events', '--help'], { home: root })).stdout);
   assert.match(events.stdout, /^usage: openboa events \[options\] <id>/);
   assert.match(events.stdout, /--full\s+print every message whole/);
   assert.match(events.stdout, /id\s+the session id \(or a unique prefix of it\)/);
 
-  const withArgs = await cli(['help', 'send', 'some-id', 'hello'], { home: root });
+  const withArgs = await cliInProcess(['help', 'send', 'some-id', 'hello'], { home: root });
   assert.equal(withArgs.code, 0, 'words past a command are its arguments: its help, nothing sent');
   assert.match(withArgs.stdout, /^usage: openboa send \[options\] <id> \[text\.\.\.\]/);
 
-  const nested = await cli(['help', 'session', 'create'], { home: root });
+  const nested = await cliInProcess(['help', 'session', 'create'], { home: root });
   assert.equal(nested.code, 0, nested.stderr);
   assert.match(nested.stdout, /^usage: openboa session create/);
 
+  // The binary: the version it prints is the installed package's.
   for (const flag of ['-V', '--version']) {
     const v = await cli([flag], { home: root });
     assert.equal(v.code, 0);
@@ -53,13 +54,13 @@ test('unknown flags are an error naming the flag (exit 2, one line), with "did y
     [['session', 'create', '--agnt', 'demo'], /unknown option "--agnt" for session create \(did you mean --agent\?\)/],
   ];
   for (const [args, re] of cases) {
-    const r = await cli(args, { home: root });
+    const r = await cliInProcess(args, { home: root });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, re, args.join(' '));
     assert.ok(oneLine(r.stderr), `one line for ${args.join(' ')}: ${r.stderr}`);
     assert.equal(r.stdout, '', 'no help on stdout');
   }
-  const json = await cli(['sessions', '--bogus', '--json'], { home: root });
+  const json = await cliInProcess(['sessions', '--bogus', '--json'], { home: root });
   assert.equal(json.code, 2);
   assert.deepEqual(JSON.parse(json.stderr), { error: { code: 'usage', message: 'unknown option "--bogus" for sessions; see: openboa help sessions' } });
 });
@@ -73,7 +74,7 @@ test('an unknown command suggests the closest one, also through help and inside 
     [['session', 'crate'], /unknown command "session crate" \(did you mean create\?\)/],
   ];
   for (const [args, re] of cases) {
-    const r = await cli(args, { home: root });
+    const r = await cliInProcess(args, { home: root });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, re);
     assert.ok(oneLine(r.stderr));
@@ -82,7 +83,7 @@ test('an unknown command suggests the closest one, also through help and inside 
 
 test('bad numbers and durations get our own one-line error naming the flag and what was expected', async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   const cases: Array<[string[], RegExp]> = [
     [['events', id, '--limit', 'x'], /^openboa: --limit "x" is not a whole number \(expected a whole number, e\.g\. --limit 20\)$/],
     [['events', id, '--limit', '1e3'], /--limit "1e3" is not a whole number/],
@@ -102,7 +103,7 @@ test('bad numbers and durations get our own one-line error naming the flag and w
     [['schedule', id, '--in', `${'9'.repeat(400)}d`], /--in "9+d" is not a duration/],
   ];
   for (const [args, re] of cases) {
-    const r = await cli(args, { home: root });
+    const r = await cliInProcess(args, { home: root });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr.trimEnd(), re, args.join(' '));
     assert.ok(oneLine(r.stderr), args.join(' '));
@@ -112,7 +113,7 @@ test('bad numbers and durations get our own one-line error naming the flag and w
 
 test('schedule --in takes 1h30m, 90s, 2d, 10m and "1 hour 30 minutes"', async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   for (const [text, ms] of [
     ['1h30m', 5_400_000],
     ['90s', 90_000],
@@ -121,7 +122,7 @@ test('schedule --in takes 1h30m, 90s, 2d, 10m and "1 hour 30 minutes"', async (t
     ['1 hour 30 minutes', 5_400_000],
     ['45', 45_000],
   ] as const) {
-    const r = await cli(['schedule', id, '--in', text, '--json'], { home: root });
+    const r = await cliInProcess(['schedule', id, '--in', text, '--json'], { home: root });
     assert.equal(r.code, 0, `${text}: ${r.stderr}`);
     const rec = JSON.parse(r.stdout);
     const delta = Date.parse(rec.due_at) - Date.parse(rec.created_at);
@@ -140,7 +141,7 @@ test("the README's CLI table names every command", async () => {
 test('daemon: bad --concurrency and --sweep get our one-line error, exit 2, before anything starts', async (t) => {
   const { root } = tempHome(t);
   for (const [flag, value] of [['--concurrency', '0'], ['--concurrency', '1e1'], ['--sweep', 'soon'], ['--sweep', '0x4']]) {
-    const r = await cli(['daemon', flag as string, value as string], { home: root });
+    const r = await cliInProcess(['daemon', flag as string, value as string], { home: root });
     assert.equal(r.code, 2, `${flag} ${value}: ${r.stderr}`);
     assert.match(r.stderr, new RegExp(`^openboa: ${flag} .*(not a whole number|out of range) \\(expected a whole number >= 1`));
     assert.equal(r.stderr.trim().split('\n').length, 1);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cli } from '../helpers/cli.js';
+import { cli, cliInProcess } from '../helpers/cli.js';
 import { REPO, tempHome } from '../helpers/home.js';
 import { lockHome } from '../../src/daemon/home-lock.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
@@ -26,6 +26,7 @@ function tempDir(t: { after(fn: () => void): void }): string {
 test('init [dir] creates a working home from the package, outside the repository, and says what it created', async (t) => {
   const parent = tempDir(t);
   // Run from a folder that is not the package: the files come from the installed package, not the cwd.
+  // The binary (dist/), which finds the bundled files from where it is installed.
   const r = await cli(['init', 'my-home'], { cwd: parent });
   assert.equal(r.code, 0, r.stderr);
   const home = path.join(parent, 'my-home');
@@ -38,9 +39,9 @@ test('init [dir] creates a working home from the package, outside the repository
   assert.match(r.stdout, /\n {2}cd my-home\n/);
 
   // The new home works: a demo session runs there.
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home })).stdout.trim();
-  await cli(['send', id, 'hello'], { home });
-  const run = await cli(['wake', id], { home, env: { ANTHROPIC_API_KEY: '' } });
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home })).stdout.trim();
+  await cliInProcess(['send', id, 'hello'], { home });
+  const run = await cliInProcess(['wake', id], { home, env: { ANTHROPIC_API_KEY: '' } });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /idle, end_turn/);
 });
@@ -48,18 +49,18 @@ test('init [dir] creates a working home from the package, outside the repository
 test('init never overwrites: existing files are kept and listed; a second run creates nothing', async (t) => {
   const h = tempHome(t, { bundled: false });
   h.write('agents/demo/agent.yaml', '# mine\nprovider: scripted\nscript: script.yaml\n');
-  const r = await cli(['init', '--json'], { home: h.root });
+  const r = await cliInProcess(['init', '--json'], { home: h.root });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(out.home, h.root);
   assert.deepEqual(out.kept, ['agents/demo/agent.yaml', 'sessions/']);
   assert.deepEqual(out.created, BUNDLED.filter((f) => f !== 'agents/demo/agent.yaml'));
   assert.equal(fs.readFileSync(path.join(h.root, 'agents/demo/agent.yaml'), 'utf8'), '# mine\nprovider: scripted\nscript: script.yaml\n');
-  const again = await cli(['init'], { home: h.root });
+  const again = await cliInProcess(['init'], { home: h.root });
   assert.equal(again.code, 0);
   assert.match(again.stdout, /is already a home; nothing to create/);
   const file = h.write('not-a-dir', 'x');
-  const bad = await cli(['init', file], { home: h.root });
+  const bad = await cliInProcess(['init', file], { home: h.root });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /is a file, not a folder/);
 });
@@ -77,7 +78,7 @@ const check = (d: Doctor, name: string) => d.checks.find((c) => c.name === name)
 
 test('doctor: exit 0 and ok when every check passes; it names the sandbox, the home, the key and the daemon', async (t) => {
   const h = offlineHome(t);
-  const r = await cli(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: '' } });
+  const r = await cliInProcess(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: '' } });
   assert.equal(r.code, 0, r.stdout + r.stderr);
   const d = JSON.parse(r.stdout) as Doctor;
   assert.equal(d.ok, true);
@@ -93,7 +94,7 @@ test('doctor: exit 0 and ok when every check passes; it names the sandbox, the h
 
   const lock = await lockHome(new Home(h.root), systemClock);
   t.after(() => lock.release());
-  const text = await cli(['doctor'], { home: h.root });
+  const text = await cliInProcess(['doctor'], { home: h.root });
   assert.equal(text.code, 0);
   assert.match(text.stdout, new RegExp(`^openboa doctor: home ${h.root}\\n`));
   assert.match(text.stdout, new RegExp(`\\n {2}ok {4}daemon {7}a daemon is running on this home \\(pid ${process.pid}`));
@@ -102,17 +103,17 @@ test('doctor: exit 0 and ok when every check passes; it names the sandbox, the h
 
 test('doctor: exit 1 naming what fails: no model key for an anthropic agent, a broken definition, a missing home', async (t) => {
   const h = tempHome(t);
-  const noKey = await cli(['doctor'], { home: h.root, env: { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' } });
+  const noKey = await cliInProcess(['doctor'], { home: h.root, env: { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' } });
   assert.equal(noKey.code, 1, noKey.stdout);
   assert.match(noKey.stdout, /\n {2}fail {2}model key {4}ANTHROPIC_API_KEY is not set: claude cannot run \(set it where the daemon runs\); demo runs offline\n/);
   assert.match(noKey.stdout, /\nnot ready: model key failed\n$/);
-  const withKey = JSON.parse((await cli(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'sk-test-not-printed' } })).stdout) as Doctor;
+  const withKey = JSON.parse((await cliInProcess(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'sk-test-not-printed' } })).stdout) as Doctor;
   assert.equal(check(withKey, 'model key').status, 'ok');
   assert.match(check(withKey, 'model key').message, /^ANTHROPIC_API_KEY is set for claude/);
   assert.ok(!JSON.stringify(withKey).includes('sk-test-not-printed'), 'the key itself is never printed');
 
   h.write('agents/broken/agent.yaml', 'limits: 12\n');
-  const broken = await cli(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'k' } });
+  const broken = await cliInProcess(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'k' } });
   assert.equal(broken.code, 1);
   const b = JSON.parse(broken.stdout) as Doctor;
   assert.equal(b.ok, false);
@@ -120,7 +121,7 @@ test('doctor: exit 1 naming what fails: no model key for an anthropic agent, a b
   assert.match(check(b, 'definitions').message, /1 do not load: agents\/broken\/agent\.yaml:1: limits: /);
 
   const missing = path.join(h.root, 'nowhere');
-  const gone = await cli(['doctor', '--json'], { home: missing, cwd: h.root });
+  const gone = await cliInProcess(['doctor', '--json'], { home: missing, cwd: h.root });
   assert.equal(gone.code, 1);
   const g = JSON.parse(gone.stdout) as Doctor;
   assert.match(check(g, 'home').message, /does not exist \(openboa init .* creates a home there\)/);

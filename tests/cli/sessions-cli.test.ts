@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cli } from '../helpers/cli.js';
+import { cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
@@ -15,7 +15,7 @@ import { SessionStore } from '../../src/core/store/session-store.js';
 import { Home } from '../../src/core/home.js';
 
 async function create(root: string, title?: string): Promise<string> {
-  const r = await cli(['session', 'create', '--agent', 'demo', ...(title ? ['--title', title] : [])], { home: root });
+  const r = await cliInProcess(['session', 'create', '--agent', 'demo', ...(title ? ['--title', title] : [])], { home: root });
   assert.equal(r.code, 0, r.stderr);
   return r.stdout.trim();
 }
@@ -50,15 +50,15 @@ test('a unique id prefix works wherever a session id does; an ambiguous one is e
   const pa = uniquePrefix(a, ids);
   const pb = uniquePrefix(b, ids);
 
-  const st = await cli(['status', pa, '--json'], { home: root });
+  const st = await cliInProcess(['status', pa, '--json'], { home: root });
   assert.equal(st.code, 0, st.stderr);
   assert.equal(JSON.parse(st.stdout).id, a);
-  const sent = await cli(['send', pb, 'hello', 'by', 'prefix'], { home: root });
+  const sent = await cliInProcess(['send', pb, 'hello', 'by', 'prefix'], { home: root });
   assert.equal(sent.code, 0, sent.stderr);
   const log = fs.readFileSync(path.join(root, 'sessions', b, 'events.jsonl'), 'utf8');
   assert.match(log, /hello by prefix/);
   for (const args of [['events', pb, '--json'], ['wakes', pb], ['schedule', pb, '--in', '1h'], ['interrupt', pa], ['session', 'update', pa, '--title', 'renamed'], ['wake', pb, '--json']]) {
-    const r = await cli(args, { home: root, env: { ANTHROPIC_API_KEY: '' } });
+    const r = await cliInProcess(args, { home: root, env: { ANTHROPIC_API_KEY: '' } });
     assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
   }
   assert.match(fs.readFileSync(path.join(root, 'sessions', a, 'events.jsonl'), 'utf8'), /user\.interrupt/);
@@ -67,16 +67,16 @@ test('a unique id prefix works wherever a session id does; an ambiguous one is e
   while (ids.every((id) => id[shared] === a[shared])) shared++;
   const common = a.slice(0, shared);
   assert.ok(common.length > 0, 'ids made in one test share their time prefix');
-  const amb = await cli(['status', common], { home: root });
+  const amb = await cliInProcess(['status', common], { home: root });
   assert.equal(amb.code, 2, amb.stderr);
   assert.match(amb.stderr, new RegExp(`session id prefix "${common}" is ambiguous: it matches 3 sessions: `));
   for (const id of ids) assert.ok(amb.stderr.includes(id), `names ${id}`);
   assert.equal(amb.stderr.trim().split('\n').length, 1);
 
-  const none = await cli(['send', 'fff', 'hi'], { home: root });
+  const none = await cliInProcess(['send', 'fff', 'hi'], { home: root });
   assert.equal(none.code, 3);
   assert.match(none.stderr, /session "fff" not found: no session in .* has an id that starts with it/);
-  const whole = await cli(['status', '019a0000-0000-7000-8000-000000000000'], { home: root });
+  const whole = await cliInProcess(['status', '019a0000-0000-7000-8000-000000000000'], { home: root });
   assert.equal(whole.code, 3, 'a whole id that is not there is still not found');
 });
 
@@ -87,7 +87,7 @@ test('sessions lists newest first; --status S and --limit N filter it', async (t
   const third = await create(root, 'three');
   terminate(root, second);
   const list = async (...args: string[]) => {
-    const r = await cli(['sessions', '--json', ...args], { home: root });
+    const r = await cliInProcess(['sessions', '--json', ...args], { home: root });
     assert.equal(r.code, 0, r.stderr);
     return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; status: string });
   };
@@ -97,10 +97,10 @@ test('sessions lists newest first; --status S and --limit N filter it', async (t
   assert.deepEqual((await list('--limit', '2')).map((s) => s.id), [third, second]);
   assert.deepEqual((await list('--status', 'idle', '--limit', '1')).map((s) => s.id), [third]);
   assert.deepEqual(await list('--status', 'running'), []);
-  const text = await cli(['sessions', '--status', 'rescheduling'], { home: root });
+  const text = await cliInProcess(['sessions', '--status', 'rescheduling'], { home: root });
   assert.equal(text.code, 0);
   assert.match(text.stdout, /^no rescheduling sessions in /);
-  const table = await cli(['sessions'], { home: root });
+  const table = await cliInProcess(['sessions'], { home: root });
   assert.ok(table.stdout.indexOf(third) < table.stdout.indexOf(first), 'newest first in the table too');
 });
 
@@ -109,7 +109,7 @@ test('openboa agents lists agents and environments; a broken definition is liste
   h.write('agents/broken/agent.yaml', 'provider: openai\n');
   h.write('environments/wide.yaml', 'sandbox: process\nnetwork: host\n');
   h.write('environments/bad.yaml', 'network: sometimes\n');
-  const r = await cli(['agents'], { home: h.root });
+  const r = await cliInProcess(['agents'], { home: h.root });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^AGENT\s+PROVIDER\s+MODEL\s+ENVIRONMENT\s+DESCRIPTION/);
   assert.match(r.stdout, /\nclaude\s+anthropic\s+\S+\s+local\s+A general assistant/);
@@ -120,7 +120,7 @@ test('openboa agents lists agents and environments; a broken definition is liste
   assert.match(r.stdout, /\nwide\s+process\s+host/);
   assert.match(r.stdout, /\nbad\s+error: environments\/bad\.yaml:1: network: /);
 
-  const json = await cli(['agents', '--json'], { home: h.root });
+  const json = await cliInProcess(['agents', '--json'], { home: h.root });
   const data = JSON.parse(json.stdout);
   assert.deepEqual(data.agents.map((a: { id: string }) => a.id), ['broken', 'claude', 'demo']);
   assert.equal(data.agents[2].provider, 'scripted');
@@ -128,23 +128,23 @@ test('openboa agents lists agents and environments; a broken definition is liste
   assert.deepEqual(data.environments.map((e: { id: string; network?: string }) => [e.id, e.network ?? null]), [['bad', null], ['local', 'none'], ['wide', 'host']]);
 
   const empty = tempHome(t, { bundled: false });
-  const none = await cli(['agents'], { home: empty.root });
+  const none = await cliInProcess(['agents'], { home: empty.root });
   assert.equal(none.code, 0);
   assert.match(none.stdout, /no agents in .*openboa init/);
 });
 
 test('session create --agent nope is exit 3 naming the agents that exist (and --env nope the environments)', async (t) => {
   const h = tempHome(t);
-  const r = await cli(['session', 'create', '--agent', 'nope'], { home: h.root });
+  const r = await cliInProcess(['session', 'create', '--agent', 'nope'], { home: h.root });
   assert.equal(r.code, 3, r.stderr);
   assert.match(r.stderr, /^openboa: agent "nope" not found: agents\/nope\/agent\.yaml does not exist; agents in this home: claude, demo \(openboa agents lists them\)\n$/);
-  const env = await cli(['session', 'create', '--agent', 'demo', '--env', 'nope', '--json'], { home: h.root });
+  const env = await cliInProcess(['session', 'create', '--agent', 'demo', '--env', 'nope', '--json'], { home: h.root });
   assert.equal(env.code, 3);
   const err = JSON.parse(env.stderr).error;
   assert.equal(err.code, 'not_found');
   assert.match(err.message, /environment "nope" not found: .*; environments in this home: local/);
   const empty = tempHome(t, { bundled: false });
-  const bare = await cli(['session', 'create', '--agent', 'demo'], { home: empty.root });
+  const bare = await cliInProcess(['session', 'create', '--agent', 'demo'], { home: empty.root });
   assert.equal(bare.code, 3);
   assert.match(bare.stderr, /this home \(.*\) has no agents: openboa init creates the bundled ones/);
 });

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as pty from 'node-pty';
 import stringWidth from 'string-width';
-import { CLI, cli } from '../helpers/cli.js';
+import { CLI, cli, cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 
 const ESC = '\u001b[';
@@ -32,7 +32,7 @@ function onTty(args: string[], o: { cols?: number; env?: NodeJS.ProcessEnv } = {
 
 test('on a TTY, status words and errors are coloured; NO_COLOR, --json and pipes are never coloured', async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
 
   const tty = await onTty(['--home', root, 'sessions']);
   assert.equal(tty.code, 0, tty.out);
@@ -52,6 +52,7 @@ test('on a TTY, status words and errors are coloured; NO_COLOR, --json and pipes
   }
   assert.equal(JSON.parse((await onTty(['--home', root, 'sessions', '--json'])).out).status, 'idle');
 
+  // The binary, writing into real pipes.
   const piped = await cli(['sessions'], { home: root });
   const pipedErr = await cli(['status', 'fff'], { home: root });
   assert.ok(!piped.stdout.includes(ESC) && !pipedErr.stderr.includes(ESC), 'a pipe gets plain text');
@@ -59,7 +60,7 @@ test('on a TTY, status words and errors are coloured; NO_COLOR, --json and pipes
 
 test("on a TTY, events are clipped to the terminal's width", async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   fs.appendFileSync(path.join(root, 'sessions', id, 'events.jsonl'), `${JSON.stringify({ type: 'user.message', content: 'many words '.repeat(30) })}\n`);
   for (const cols of [70, 150]) {
     // COLUMNS in the environment does not override the terminal's own width.

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cli } from '../helpers/cli.js';
+import { cli, cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { acquireLease } from '../../src/core/lease.js';
@@ -12,8 +12,9 @@ import { NO_SHELL } from '../helpers/run.js';
 
 test('openboa wake on a demo session runs the whole loop offline: bash in the sandbox, a file written, a revisit scheduled', { skip: NO_SHELL }, async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
-  await cli(['send', id, 'hello'], { home: root });
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  await cliInProcess(['send', id, 'hello'], { home: root });
+  // The binary: a whole run, sandbox included, from a process of its own.
   const r = await cli(['wake', id], { home: root, env: { ANTHROPIC_API_KEY: '' } });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /manual: idle, end_turn/);
@@ -36,20 +37,21 @@ test('openboa wake on a demo session runs the whole loop offline: bash in the sa
   const v = validateLog(path.join(dir, 'events.jsonl'));
   assert.ok(v.checked >= 15);
   assert.deepEqual(v.errors, []);
-  const json = await cli(['wake', id, '--json'], { home: root });
+  const json = await cliInProcess(['wake', id, '--json'], { home: root });
   assert.equal(JSON.parse(json.stdout).outcome, 'skipped');
 });
 
 test('openboa wake exits 4 while another process holds the lease', async (t) => {
   const { root } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
-  await cli(['send', id, 'hello'], { home: root });
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  await cliInProcess(['send', id, 'hello'], { home: root });
   const lease = await acquireLease(sessionPaths(path.join(root, 'sessions', id)), { purpose: 'test', nowIso: new Date().toISOString() });
   t.after(() => lease.release());
+  // The binary: another process, and exit 4 as the process's own exit code.
   const r = await cli(['wake', id], { home: root });
   assert.equal(r.code, 4);
   assert.match(r.stderr, /is busy: its lease is held by pid/);
-  const st = JSON.parse((await cli(['status', id, '--json'], { home: root })).stdout);
+  const st = JSON.parse((await cliInProcess(['status', id, '--json'], { home: root })).stdout);
   assert.equal(st.lease.held, true);
   assert.equal(st.lease.owner.purpose, 'test');
 });

@@ -1,7 +1,7 @@
 /** openboa wakes agrees with the session: what a run took in is not pending, even before its wake.consumed record. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cli } from '../helpers/cli.js';
+import { cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { systemDeps } from '../../src/core/deps.js';
@@ -9,16 +9,16 @@ import { FIRST_RUN } from '../helpers/run-ids.js';
 
 test('a revisit a run took in, whose run died before its wake.consumed record, shows as consumed, not due', async (t) => {
   const { root, home } = tempHome(t);
-  const id = (await cli(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
+  const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   const store = new SessionStore(home, systemDeps({}));
   const taken = store.scheduleWake(id, { due_at: new Date(Date.now() - 1000).toISOString(), reason: 'taken, then the run died', source: 'agent' });
   const waiting = store.scheduleWake(id, { due_at: new Date(Date.now() + 3_600_000).toISOString(), reason: 'later', source: 'agent' });
   // the run lists the revisit it takes in, then dies before writing wake.consumed
   store.appendEvents(id, [{ type: 'session.status_running', wake_id: FIRST_RUN, trigger: 'wake_queue', processed_event_ids: [], wakes: [{ id: taken.id, reason: taken.reason, due_at: taken.due_at }] }], { wakeId: FIRST_RUN });
-  const r = await cli(['wakes', id, '--json'], { home: root });
+  const r = await cliInProcess(['wakes', id, '--json'], { home: root });
   assert.equal(r.code, 0, r.stderr);
   const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(rows.map((w) => [w.id, w.state]), [[taken.id, 'consumed'], [waiting.id, 'pending']]);
-  const st = JSON.parse((await cli(['status', id, '--json'], { home: root })).stdout);
+  const st = JSON.parse((await cliInProcess(['status', id, '--json'], { home: root })).stdout);
   assert.deepEqual(st.pending_wakes.map((w: { id: string }) => w.id), [waiting.id], 'the same answer as the session');
 });

@@ -21,7 +21,7 @@ export async function runDaemon(ctx: CliContext, flags: Record<string, string | 
 async function serve(ctx: CliContext, flags: Record<string, string | boolean | undefined>, concurrency: number, sweep: number, write: (line: string) => void): Promise<number> {
   const d = new Daemon(
     { home: ctx.home, store: ctx.store, deps: ctx.deps },
-    { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write, ...(process.stdout.isTTY && process.stdout.columns ? { columns: process.stdout.columns } : {}) },
+    { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },
   );
   const caps = probeCapabilities();
   const { sessions } = await d.start();
