@@ -47,9 +47,11 @@ test('a format-0 log (no format on its first line) folds exactly as the code tha
   assert.equal(store.logFormat(OLD_ID), 0);
   const then = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'session-as-format-0-code-folded-it.json'), 'utf8'));
   const now = store.snapshot(OLD_ID);
-  // Only the files' inodes differ (the fixture is a copy).
+  // Only the files' inodes differ (the fixture is a copy), and today's fold keeps the format it read.
   for (const j of ['events', 'wake_queue'] as const) then.journals[j].ino = now.journals[j].ino;
-  assert.deepEqual(now, then);
+  assert.equal(now.log_format, 0);
+  const { log_format: _kept, ...rest } = now;
+  assert.deepEqual(rest, then);
   assert.equal(fs.existsSync(path.join(dir, 'session.json')), true);
 });
 
@@ -119,4 +121,19 @@ test('migrations run in order from the log format to the current one, and the sc
   // Today's only step is the identity, so a line reads the same from any known format.
   const raw = { no: 2, text: '{"type":"user.message","content":"hi","created_at":"2026-11-21T10:00:00.000Z"}', bytes: 0, oversize: false, badUtf8: false };
   assert.deepEqual(parseEventLine(raw, 0, 0), parseEventLine(raw, 0));
+});
+
+test('a continued fold keeps the format it read; a replaced log is read again', (t) => {
+  const { store, events } = withOldSession(t);
+  assert.equal(store.snapshot(OLD_ID).log_format, 0);
+  // The first line is read once per file: rewriting it in place (same file) is not seen by a continued fold...
+  const text = fs.readFileSync(events, 'utf8');
+  fs.appendFileSync(events, '{"type":"user.message","content":"more"}\n');
+  assert.equal(store.snapshot(OLD_ID).log_format, 0);
+  // ...but a new file (another inode) is folded from scratch, its first line read again.
+  const lines = text.split('\n');
+  const first = JSON.parse(lines[0]!);
+  fs.writeFileSync(`${events}.new`, [JSON.stringify({ ...first, format: 1 }), ...lines.slice(1)].join('\n'));
+  fs.renameSync(`${events}.new`, events);
+  assert.equal(store.snapshot(OLD_ID).log_format, 1);
 });

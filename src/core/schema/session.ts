@@ -147,6 +147,13 @@ export const SessionSnapshot = z.object({
   wakes_cancelled: z.number().int().nonnegative(),
 
   journals: z.object({ events: JournalCursor, wake_queue: JournalCursor }),
+  /**
+   * The log's format (its first line's `format`, docs/format.md), as the fold
+   * read it. Kept so a fold that continues from this file does not read the
+   * first line again: that line changes only with the file (the cursor's
+   * inode) or when the log was empty. Absent in files from before it: read then.
+   */
+  log_format: z.number().int().nonnegative().optional(),
 
   /** Derived at each fold, for people and programs reading this file: when the next revisit is due. */
   next_wake_at: Timestamp.nullable().default(null),

@@ -212,8 +212,11 @@ export class SessionStore {
    */
   private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null): SessionSnapshot {
     const now = this.deps.clock.now();
-    const format = this.formatOf(sessionId, p);
+    // The first line is read once per file: a continued fold keeps the format it read (see log_format).
+    const known = base && base.journals.events.line > 0 ? base.log_format : undefined;
+    const format = known ?? this.formatOf(sessionId, p);
     let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
+    s.log_format = format;
     const trusted = base ? s.journals.events.line : 0; // lines a fold judged before this one
     const ev = readLines(p.events, s.journals.events);
     const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line);
