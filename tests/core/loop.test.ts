@@ -1,7 +1,8 @@
 /**
- * The loop and its extension points, in-process: a queued model port, a
- * manual clock, real files in a temp home. Each test swaps or wraps one hook
- * through WakeOptions.hooks and checks the log the run wrote.
+ * The loop and its extension points, in-process: a queued model port, the
+ * memory sandbox, a manual clock, and the real store on a temp home. Each
+ * test swaps or wraps one hook through WakeOptions.hooks and checks the log
+ * the run wrote.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,12 +25,15 @@ import fs from 'node:fs';
 import { RunControl } from '../../src/core/run/run-context.js';
 import { RunJournal } from '../../src/core/run/journal.js';
 import { Redactor } from '../../src/core/redact.js';
+import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 
 function setup(t: TestContext, replies: Reply[]) {
   const h = tempHome(t);
   h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', tools: { bash: { permission: 'always_allow' } } }));
   const model = queuedModel(replies);
-  const deps = { ...testDeps({}), models: model.registry };
+  const commands: string[] = [];
+  const sandbox = new MemorySandbox({ exec: (cmd) => (commands.push(cmd), cmd === 'true' ? '' : `ran: ${cmd}`) });
+  const deps = { ...testDeps({}), models: model.registry, sandbox: () => sandbox };
   const store = new SessionStore(h.home, deps);
   const rt: Runtime = { home: h.home, store, deps };
   const id = createSession(store, { agent: 'unit' }).id;
@@ -37,7 +41,7 @@ function setup(t: TestContext, replies: Reply[]) {
     readLines(store.paths(id).events)
       .lines.map((l) => parseEventLine(l, deps.clock.now()))
       .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  return { h, model, store, rt, id, events, run: (o?: WakeOptions) => wake(rt, id, o) };
+  return { h, model, store, rt, id, events, sandbox, commands, run: (o?: WakeOptions) => wake(rt, id, o) };
 }
 
 const results = (evs: SessionEvent[]) => evs.flatMap((e) => (e.type === 'agent.tool_result' ? [{ id: e.tool_use_id, text: e.content.map((c) => ('text' in c ? c.text : '')).join(''), error: e.is_error }] : []));
@@ -50,6 +54,7 @@ test('a tool policy that refuses a call: the call gets the policy\'s result, is 
   });
   assert.equal(r.stop_reason?.type, 'end_turn');
   assert.equal(r.tool_calls, 0);
+  assert.deepEqual(s.commands, [], 'the refused command never reached the sandbox');
   assert.deepEqual(results(s.events()).map((x) => [x.text, x.error]), [['policy says no to bash', true]]);
   assert.equal(s.model.requests.length, 2);
   // The refusal is what the model sees next.
@@ -146,6 +151,8 @@ test('the journal sums usage over requests and counts the tool calls that ran', 
   assert.equal(r.usage.output_tokens, 8);
   assert.equal(r.usage.cache_read_input_tokens, 40);
   assert.equal(r.tool_calls, 1);
+  assert.deepEqual(s.commands, ['true']);
+  assert.equal(s.sandbox.closeCount, 1);
 });
 
 test('the repeat guard: a warning from REPEAT_WARN, a halt at REPEAT_STOP; input key order does not matter', () => {
