@@ -28,7 +28,7 @@ interface Proc {
   stop(): Promise<void>;
 }
 
-function startDaemon(root: string, args: string[] = []): Proc {
+export function startDaemon(root: string, args: string[] = []): Proc {
   const child = spawn(process.execPath, [CLI, '--home', root, 'daemon', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: Array<Record<string, unknown>> = [];
   const waiters = new Set<() => void>();
@@ -76,7 +76,7 @@ function startDaemon(root: string, args: string[] = []): Proc {
   };
 }
 
-function statusRunningFor(b: BenchHome, id: string, eventId: string): number | null {
+export function statusRunningFor(b: BenchHome, id: string, eventId: string): number | null {
   const lines = fs.readFileSync(b.store.paths(id).events, 'utf8').trim().split('\n');
   for (const l of lines) {
     const e = JSON.parse(l);

@@ -14,7 +14,7 @@ import { benchHome, conversationLines } from './fixtures.js';
 import { runProof } from '../src/core/store/run-key.js';
 import { median, round } from './stats.js';
 
-function fillLongSession(b: ReturnType<typeof benchHome>, id: string, events: number) {
+export function fillLongSession(b: ReturnType<typeof benchHome>, id: string, events: number) {
   const p = b.store.paths(id);
   const lines = conversationLines(events - 1, (w) => runProof(b.store.runKey(id), id, w));
   for (let i = 0; i < lines.length; i += 5000) appendLines(p.events, lines.slice(i, i + 5000));

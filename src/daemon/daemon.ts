@@ -38,6 +38,7 @@ import { operatorLog, type OperatorLog } from './operator-log.js';
 import { SessionHolds } from './session-holds.js';
 import { TailSealer } from './tail-sealer.js';
 import { SessionSweep } from './session-sweep.js';
+import { WorkIndex, discoveryOrder } from './work-index.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -74,6 +75,7 @@ export class Daemon {
   private readonly holds: SessionHolds;
   /** The safety sweep, and the journal sizes it compares against. */
   private readonly sweeper: SessionSweep;
+  private readonly index: WorkIndex;
   private readonly log: OperatorLog;
   private stopping = false;
   private readonly leaseStaleMs: number;
@@ -93,6 +95,7 @@ export class Daemon {
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
+    this.index = new WorkIndex(rt.home, rt.deps.clock);
     this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, inboxWork: (id) => this.holds.inboxWork(id), onStale: (id) => this.evaluate(id) });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
@@ -143,12 +146,14 @@ export class Daemon {
     if (removed) this.log.notice(`removed ${removed} half-made session folder(s) left by a crash`);
     const reaped = reapOrphanSandboxes(this.rt.home.sessionsDir);
     if (reaped) this.log.notice(`stopped ${reaped} sandbox(es) a killed daemon left running`, { event: 'reaped_sandboxes', count: reaped });
-    const ids = this.rt.store.listIds();
+    // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
+    const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;
-      this.evaluate(ids[i] as string);
-      if (i % 256 === 255) await yieldToLoop(); // let runs found so far begin
+      await this.evaluateAsync(ids[i] as string);
+      if (i % 64 === 63) await yieldToLoop(); // let runs found so far begin
     }
+    this.index.write();
     if (!this.stopping) {
       this.watcher.start();
       this.definitions.start();
@@ -165,18 +170,37 @@ export class Daemon {
     };
   }
 
+  /**
+   * evaluate(), folding a long unfolded log in slices (store.snapshotAsync)
+   * so the start scan never holds the thread for one big session.
+   */
+  private async evaluateAsync(id: string): Promise<boolean> {
+    if (this.stopping || this.running.has(id)) return this.evaluate(id);
+    let snap: SessionSnapshot;
+    try {
+      snap = await this.rt.store.snapshotAsync(id, { pin: true });
+    } catch (e) {
+      return this.unreadable(id, e);
+    }
+    return this.evaluate(id, snap);
+  }
+
+  private unreadable(id: string, e: unknown): false {
+    if (OpenboaError.is(e) && e.code === 'not_found') this.forget(id);
+    else this.log.notice(`cannot read session ${id}: ${(e as Error).message}`, { session_id: id });
+    return false;
+  }
+
   /** Looks at a session again: queue it, interrupt it, or arm its due time. Returns whether it was queued. */
-  evaluate(id: string): boolean {
+  evaluate(id: string, folded?: SessionSnapshot): boolean {
     if (this.stopping) return false;
     const run = this.running.get(id);
     let snap: SessionSnapshot;
     try {
       // While a run holds the session, only read: the run writes session.json itself.
-      snap = this.rt.store.snapshot(id, run ? { persist: false } : { pin: true });
+      snap = folded && !run ? folded : this.rt.store.snapshot(id, run ? { persist: false } : { pin: true });
     } catch (e) {
-      if (OpenboaError.is(e) && e.code === 'not_found') this.forget(id);
-      else this.log.notice(`cannot read session ${id}: ${(e as Error).message}`, { session_id: id });
-      return false;
+      return this.unreadable(id, e);
     }
     this.sweeper.note(id, snap);
     this.holds.observe(id, snap);
@@ -197,9 +221,12 @@ export class Daemon {
     const plan = planRun(snap, now, { retryNow: this.holds.retriesNow(id) });
     if (plan.runnable || snap.rejected.length > 0 || this.holds.inboxWork(id)) {
       this.scheduler.set(id, null);
+      this.index.note(id, 0);
       return this.request(id, snap);
     }
-    this.scheduler.set(id, nextDueMs(snap));
+    const due = nextDueMs(snap);
+    this.scheduler.set(id, due);
+    this.index.note(id, due);
     return false;
   }
 
@@ -298,6 +325,7 @@ export class Daemon {
   }
 
   private forget(id: string) {
+    this.index.note(id, null);
     this.sweeper.forget(id);
     this.holds.forget(id);
     this.scheduler.set(id, null);
@@ -336,6 +364,7 @@ export class Daemon {
     let cancel: (() => void) | undefined;
     await Promise.race([this.queue.onIdle(), new Promise<void>((res) => (cancel = this.rt.deps.clock.setTimer(graceMs, res)))]);
     cancel?.();
+    this.index.write();
     await this.watcher.close();
     await this.definitions.close();
   }

@@ -201,3 +201,37 @@ test('appendEvents validates what the runtime writes and redacts secrets', async
   assert.throws(() => store.appendEvents(s.id, [{ type: 'agent.message', content: 'not blocks' }]), /refusing to write an invalid agent\.message/);
   assert.equal(lines(store.paths(s.id).events).length, 2);
 });
+
+test('snapshotAsync folds a big log in slices, yielding between them, to exactly what snapshot() folds', async (t) => {
+  const { store, deps } = setup(t);
+  const s = createSession(store, { agent: 'demo' });
+  const p = store.paths(s.id);
+  // 3 MB of hand-written messages (three slices and more), then a run that takes a revisit in.
+  const text = 'x'.repeat(1000);
+  fs.appendFileSync(p.events, Array.from({ length: 3000 }, (_, i) => `{"type":"user.message","content":"${i} ${text}"}\n`).join(''));
+  const w = store.scheduleWake(s.id, { due_at: new Date(deps.clock.now() - 1000).toISOString(), reason: 'check', source: 'agent' });
+  const pending = store.snapshot(s.id).pending_events.map((e) => e.id);
+  store.appendEvents(s.id, [{ type: 'session.status_running', wake_id: FIRST_RUN, trigger: 'event', processed_event_ids: pending, wakes: [{ id: w.id, reason: 'check', due_at: w.due_at }] }], { wakeId: FIRST_RUN });
+  store.settleWakes(s.id, 'wake.consumed', [w.id], { wakeRunId: FIRST_RUN });
+  fs.appendFileSync(p.events, '{"type":"user.message","content":"after the run"}\n');
+
+  fs.rmSync(p.snapshot);
+  const whole = store.snapshot(s.id, { persist: false });
+  fs.rmSync(p.snapshot, { force: true });
+  let turns = 0;
+  let counting = true;
+  const tick = () => {
+    turns += 1;
+    if (counting) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const sliced = await new SessionStore(store['home'], deps).snapshotAsync(s.id);
+  counting = false;
+  assert.ok(turns >= 3, `the event loop turned ${turns} times during the fold`);
+  assert.deepEqual(sliced, whole);
+  assert.equal(sliced.pending_events.length, 1, 'only the message after the run is pending');
+  assert.deepEqual(sliced.pending_wakes, []);
+  assert.deepEqual(sliced.wakes_taken, []);
+  assert.equal(sliced.wakes_consumed, 1);
+  assert.ok(fs.existsSync(p.snapshot), 'session.json is written once the fold is whole');
+});

@@ -152,8 +152,10 @@ test('waiting sessions run longest-waiting first, whatever their order in the sc
   const waitedLong = b.session('waiting for an hour');
   await clock.advance(3_600_000);
   b.store.appendUserEvent(recent, { type: 'user.message', content: 'just arrived' });
-  // the scan meets blocker, then recent, then waitedLong (ids sort by creation)
-  assert.deepEqual([blocker, recent, waitedLong], [blocker, recent, waitedLong].slice().sort());
+  // The scan goes newest-modified first: make it meet blocker, then recent, then waitedLong, so the
+  // order of the runs after blocker's is the queue's (longest-waiting first), not the scan's.
+  const at = Date.now() / 1000;
+  [blocker, recent, waitedLong].forEach((id, i) => fs.utimesSync(b.store.paths(id).events, at - i * 10, at - i * 10));
   const td = await startDaemon(t, b, { concurrency: 1 });
   await td.until(() => td.d.results.filter((r) => r.outcome === 'executed').length >= 3);
   const order = td.d.results.filter((r) => r.outcome === 'executed').map((r) => r.session_id);

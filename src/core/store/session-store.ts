@@ -24,6 +24,8 @@ import { sessionPaths, type Home, type SessionPaths } from '../home.js';
 import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { appendLines, readFirstLine, readLines, START, type Cursor } from './jsonl.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { listSessionIds, removeAbandonedCreations } from './session-dirs.js';
 import { logFormatOf } from './migrations.js';
 import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
@@ -75,6 +77,9 @@ export interface EventLines {
 
 export { START, type Cursor } from './jsonl.js';
 export type { FollowOptions } from './follow-events.js';
+
+/** How much of a log snapshotAsync folds between two turns of the event loop (about 25 ms of folding). */
+export const SLICE_BYTES = 1024 * 1024;
 
 export class SessionStore {
   constructor(
@@ -133,42 +138,14 @@ export class SessionStore {
     return this.snapshot(id);
   }
 
-  /**
-   * Removes half-made sessions (`.creating-<id>`, left by a crash inside
-   * create()) older than `olderThanMs`; they were never visible as sessions.
-   * Returns how many were removed.
-   */
+  /** Removes half-made sessions older than `olderThanMs` (see session-dirs.ts); returns how many. */
   removeAbandonedCreations(olderThanMs: number): number {
-    let n = 0;
-    let names: string[] = [];
-    try {
-      names = fs.readdirSync(this.home.sessionsDir).filter((x) => x.startsWith('.creating-'));
-    } catch {
-      return 0;
-    }
-    for (const name of names) {
-      const dir = path.join(this.home.sessionsDir, name);
-      try {
-        if (this.deps.clock.now() - fs.statSync(dir).mtimeMs < olderThanMs) continue;
-        fs.rmSync(dir, { recursive: true, force: true });
-        n++;
-      } catch {
-        // raced with another cleaner
-      }
-    }
-    return n;
+    return removeAbandonedCreations(this.home.sessionsDir, this.deps.clock.now(), olderThanMs);
   }
 
   /** Ids of every session directory, oldest first (UUIDv7 sorts by time). */
   listIds(): string[] {
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.home.sessionsDir);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
-    }
-    return names.filter((n) => UUID_V7.test(n)).sort();
+    return listSessionIds(this.home.sessionsDir);
   }
 
   /**
@@ -178,7 +155,33 @@ export class SessionStore {
   snapshot(sessionId: string, opts: SnapshotOptions = {}): SessionSnapshot {
     const p = this.require(sessionId);
     const cached = readSnapshotFile(p.snapshot, sessionId);
-    const cachedCursors = cached ? structuredClone(cached.journals) : null;
+    return this.finishSnapshot(sessionId, p, cached, cached ? structuredClone(cached.journals) : null, opts);
+  }
+
+  /**
+   * snapshot() for a process that must not stall (the daemon): when more
+   * than SLICE_BYTES of the log are unfolded (a 100,000-event log with no
+   * session.json takes over half a second), its events are folded a slice at
+   * a time, yielding to the event loop between slices; the wake queue and
+   * the derived fields follow in one last fold, as in snapshot(), so the
+   * result is the same. Slices are kept in memory, not written.
+   */
+  async snapshotAsync(sessionId: string, opts: SnapshotOptions = {}): Promise<SessionSnapshot> {
+    const p = this.require(sessionId);
+    const cached = readSnapshotFile(p.snapshot, sessionId);
+    const before = cached ? structuredClone(cached.journals) : null;
+    let base = cached;
+    for (;;) {
+      const st = fs.statSync(p.events, { throwIfNoEntry: false });
+      const from = base && st && base.journals.events.ino === st.ino ? base.journals.events.offset : 0;
+      if (!st || st.size - from <= SLICE_BYTES) break;
+      base = this.fold(sessionId, p, base && from > 0 ? base : null, { eventsUntil: from + SLICE_BYTES });
+      await yieldToLoop();
+    }
+    return this.finishSnapshot(sessionId, p, base, before, opts);
+  }
+
+  private finishSnapshot(sessionId: string, p: SessionPaths, cached: SessionSnapshot | null, cachedCursors: SessionSnapshot['journals'] | null, opts: SnapshotOptions): SessionSnapshot {
     let snap = this.fold(sessionId, p, cached);
     if (opts.pin && snap.pending_wakes.some((w) => w.provisional)) {
       const now = iso(this.deps.clock.now());
@@ -210,7 +213,7 @@ export class SessionStore {
    * Folds the journals onto `base` (mutated and returned) or from scratch.
    * Reads the files, never writes them.
    */
-  private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null): SessionSnapshot {
+  private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null, slice: { eventsUntil?: number } = {}): SessionSnapshot {
     const now = this.deps.clock.now();
     // The first line is read once per file: a continued fold keeps the format it read (see log_format).
     const known = base && base.journals.events.line > 0 ? base.log_format : undefined;
@@ -218,9 +221,9 @@ export class SessionStore {
     let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
     s.log_format = format;
     const trusted = base ? s.journals.events.line : 0; // lines a fold judged before this one
-    const ev = readLines(p.events, s.journals.events);
+    const ev = readLines(p.events, s.journals.events, slice.eventsUntil !== undefined ? { until: slice.eventsUntil } : {});
     const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line);
-    if (ev.reset && base) return this.fold(sessionId, p, null);
+    if (ev.reset && base) return this.fold(sessionId, p, null, slice);
     for (const raw of ev.lines) {
       const r = parseEventLine(raw, now, format);
       if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true, verify);
@@ -228,6 +231,8 @@ export class SessionStore {
     }
     s.journals.events = ev.cursor;
     s.held_back = { events: ev.heldBack, wake_queue: 0 };
+    // A slice (snapshotAsync) folds events only: the queue's records may settle revisits that later events take in.
+    if (slice.eventsUntil !== undefined) return s;
     const wq = readLines(p.wakeQueue, s.journals.wake_queue);
     if (wq.reset && base) return this.fold(sessionId, p, null);
     for (const raw of wq.lines) {
@@ -238,7 +243,7 @@ export class SessionStore {
     s.journals.wake_queue = wq.cursor;
     s.held_back.wake_queue = wq.heldBack;
     finishFold(s);
-    if (!base && s.agent_id === 'unknown') {
+    if (s.agent_id === 'unknown') {
       // No session.created: keep going (its bad first line is reported), but say so.
       s = { ...s, title: s.title ?? '(events.jsonl does not start with session.created)' };
     }

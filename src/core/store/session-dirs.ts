@@ -1,0 +1,43 @@
+/**
+ * The folders under sessions/: which are sessions (a UUIDv7 name), and the
+ * half-made ones a crash inside SessionStore.create() can leave
+ * (`.creating-<id>`, never visible as sessions: create() renames a finished
+ * folder into place in one step).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { UUID_V7 } from '../schema/index.js';
+
+/** Ids of every session directory, oldest first (UUIDv7 sorts by time); none when sessions/ does not exist. */
+export function listSessionIds(sessionsDir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(sessionsDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  return names.filter((n) => UUID_V7.test(n)).sort();
+}
+
+/** Removes `.creating-<id>` folders last changed more than `olderThanMs` before `nowMs`. Returns how many. */
+export function removeAbandonedCreations(sessionsDir: string, nowMs: number, olderThanMs: number): number {
+  let n = 0;
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(sessionsDir).filter((x) => x.startsWith('.creating-'));
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const dir = path.join(sessionsDir, name);
+    try {
+      if (nowMs - fs.statSync(dir).mtimeMs < olderThanMs) continue;
+      fs.rmSync(dir, { recursive: true, force: true });
+      n++;
+    } catch {
+      // raced with another cleaner
+    }
+  }
+  return n;
+}
