@@ -14,6 +14,8 @@
  *   brought up to the current one; a newer format is refused, not misread.
  * - snapshot() continues the fold from session.json's cursors; a missing,
  *   unreadable or outdated session.json is rebuilt from the journals.
+ * - Which appends are synced (fsync) is the store's durability policy
+ *   (durability.ts; docs/format.md, Durability).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,19 +25,27 @@ import type { Ids } from '../ids.js';
 import { sessionPaths, type Home, type SessionPaths } from '../home.js';
 import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
-import { appendLines, readFirstLine, readLines, START, type Cursor } from './jsonl.js';
+import { readFirstLine, readLines, START, type Cursor } from './jsonl.js';
 import { logFormatOf } from './migrations.js';
 import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
 import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
 import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
 import { applyWakeRecord } from './wake-queue-fold.js';
 import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
-import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
+import { writeJsonAtomic } from './atomic-file.js';
+import { Durability, type FsyncPolicy, type SyncFd } from './durability.js';
 import { readSnapshotFile, writeSnapshotFileIfMoved } from './snapshot-file.js';
 
 export interface StoreDeps {
   clock: Clock;
   ids: Ids;
+}
+
+export interface StoreOptions {
+  /** When appends are synced (default `run`, group commit; durability.ts). */
+  fsync?: FsyncPolicy;
+  /** fdatasync(2); tests pass one that counts. */
+  syncFd?: SyncFd;
 }
 
 export interface CreateSessionInput {
@@ -50,7 +60,12 @@ export interface AppendOptions {
   /** The run these events belong to; stamped as `wake_id`. */
   wakeId?: string;
   redactor?: Redactor;
-  /** fdatasync before returning (default true for the runtime's own writes). */
+  /**
+   * Whether this append is a commit point, synced under `always` and `run`
+   * (true), or one never synced (false). By default the policy decides: a
+   * batch with a closing record, or written for a person (no wakeId), is a
+   * commit point; a run's other lines are not.
+   */
   durable?: boolean;
 }
 
@@ -76,11 +91,24 @@ export interface EventLines {
 export { START, type Cursor } from './jsonl.js';
 export type { FollowOptions } from './follow-events.js';
 
+/** The records that close a run: the commit point of its lines under `run`. */
+const CLOSING: ReadonlySet<string> = new Set(['session.status_idle', 'session.status_rescheduled', 'session.status_terminated']);
+
 export class SessionStore {
+  readonly durability: Durability;
+
   constructor(
     readonly home: Home,
     readonly deps: StoreDeps,
-  ) {}
+    opts: StoreOptions = {},
+  ) {
+    this.durability = new Durability(opts.fsync, opts.syncFd);
+  }
+
+  /** Appends to one of the session's journals through the durability policy. */
+  private append(p: SessionPaths, file: string, lines: readonly string[], commit: boolean): void {
+    this.durability.append(file, lines, commit, [p.events, p.wakeQueue]);
+  }
 
   paths(sessionId: string): SessionPaths {
     return this.home.session(sessionId);
@@ -123,13 +151,14 @@ export class SessionStore {
       ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
       ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
     });
-    appendLines(tmp.events, [JSON.stringify(created)], { durable: true });
+    this.append(tmp, tmp.events, [JSON.stringify(created)], true);
     fs.writeFileSync(tmp.wakeQueue, '');
     const snap = this.fold(id, tmp, null);
-    writeJsonAtomic(tmp.snapshot, snap, { fsyncDir: false });
-    fsyncDir(tmpDir);
+    // A cache: not synced (after a power loss it is rebuilt from the log).
+    writeJsonAtomic(tmp.snapshot, snap, { durable: false });
+    this.durability.syncDir(tmpDir);
     fs.renameSync(tmpDir, final.dir);
-    fsyncDir(this.home.sessionsDir);
+    this.durability.syncDir(this.home.sessionsDir);
     return this.snapshot(id);
   }
 
@@ -185,10 +214,11 @@ export class SessionStore {
       const pins = snap.pending_wakes
         .filter((w) => w.provisional)
         .map((w) => JSON.stringify({ type: 'wake.scheduled', id: w.id, due_at: w.due_at, reason: w.reason, source: w.source, created_at: now }));
-      appendLines(p.wakeQueue, pins, { durable: true });
+      this.append(p, p.wakeQueue, pins, true);
       snap = this.fold(sessionId, p, snap);
     }
-    if (opts.persist !== false) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
+    // Cursors that count lines a power loss could still take are not saved (see durability.ts).
+    if (opts.persist !== false && !this.durability.pending([p.events, p.wakeQueue])) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
     return snap;
   }
 
@@ -290,7 +320,8 @@ export class SessionStore {
     // A run's opening record carries its proof: whoever writes through the store is the runtime.
     const proven = events.map((e) => (e.type === 'session.status_running' && !e.continuation && e.proof === undefined ? { ...e, proof: runProof(this.runKey(sessionId), sessionId, e.wake_id) } : e));
     const stamped = proven.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
-    appendLines(p.events, stamped.map((e) => JSON.stringify(e)), { durable: opts.durable ?? true });
+    const commit = opts.durable ?? (opts.wakeId === undefined || stamped.some((e) => CLOSING.has(e.type)));
+    this.append(p, p.events, stamped.map((e) => JSON.stringify(e)), commit);
     return stamped;
   }
 
@@ -312,7 +343,7 @@ export class SessionStore {
       ...(w.attempt ? { attempt: w.attempt } : {}),
       ...(w.wake_run_id ? { wake_run_id: w.wake_run_id } : {}),
     };
-    appendLines(p.wakeQueue, [JSON.stringify(rec)], { durable: true });
+    this.append(p, p.wakeQueue, [JSON.stringify(rec)], true);
     return rec;
   }
 
@@ -328,7 +359,7 @@ export class SessionStore {
           : { type, wake_id: id, reason: detail.reason ?? 'cancelled', at },
       ),
     );
-    appendLines(p.wakeQueue, lines, { durable: true });
+    this.append(p, p.wakeQueue, lines, true);
   }
 
   /**
