@@ -8,9 +8,10 @@
  * - `always`: every append is synced before it returns.
  * - `run` (default): group commit. A run's own lines are written without a
  *   sync; the commit points are synced: the run's closing record
- *   (status_idle / status_rescheduled / status_terminated), every
- *   wake-queue record, every event written for a person (no run id:
- *   `openboa send`, interrupt, tool results), and session creation.
+ *   (status_idle / status_rescheduled / status_terminated), a reply asking
+ *   for tools (before they run), every wake-queue record, every event
+ *   written for a person (no run id: `openboa send`, interrupt, tool
+ *   results), and session creation.
  * - `never`: nothing the store appends is synced (tests, throwaway homes).
  *
  * Invariant (always, run): a commit point is synced only after every earlier
@@ -30,7 +31,7 @@ import { appendLines } from './jsonl.js';
 
 export const FSYNC_POLICIES = ['always', 'run', 'never'] as const;
 export type FsyncPolicy = (typeof FSYNC_POLICIES)[number];
-/** Group commit: a power loss may take the unfinished run's lines, never a finished run or a person's event. */
+/** Group commit: a power loss may take the unfinished run's lines, never a finished run, a tool call or a person's event. */
 export const DEFAULT_FSYNC: FsyncPolicy = 'run';
 
 /** Checks a policy given as text (an option, a config value): "expected X, got Y". */

@@ -91,8 +91,13 @@ export interface EventLines {
 export { START, type Cursor } from './jsonl.js';
 export type { FollowOptions } from './follow-events.js';
 
-/** The records that close a run: the commit point of its lines under `run`. */
-const CLOSING: ReadonlySet<string> = new Set(['session.status_idle', 'session.status_rescheduled', 'session.status_terminated']);
+/**
+ * The run's records that are commit points under `run`: its closing record
+ * (the end of its lines), and a reply asking for tools, synced before the
+ * tools run, so a power loss never loses the record that a tool was called
+ * (it is then reported as "outcome unknown", never run a second time).
+ */
+const COMMITS: ReadonlySet<string> = new Set(['session.status_idle', 'session.status_rescheduled', 'session.status_terminated', 'agent.tool_use', 'agent.custom_tool_use']);
 
 export class SessionStore {
   readonly durability: Durability;
@@ -320,7 +325,7 @@ export class SessionStore {
     // A run's opening record carries its proof: whoever writes through the store is the runtime.
     const proven = events.map((e) => (e.type === 'session.status_running' && !e.continuation && e.proof === undefined ? { ...e, proof: runProof(this.runKey(sessionId), sessionId, e.wake_id) } : e));
     const stamped = proven.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
-    const commit = opts.durable ?? (opts.wakeId === undefined || stamped.some((e) => CLOSING.has(e.type)));
+    const commit = opts.durable ?? (opts.wakeId === undefined || stamped.some((e) => COMMITS.has(e.type)));
     this.append(p, p.events, stamped.map((e) => JSON.stringify(e)), commit);
     return stamped;
   }
