@@ -190,12 +190,13 @@ export async function startAndIdle(n: number, idleSeconds: number) {
   }
 }
 
-export async function throughput(n: number, concurrency: number) {
+/** `args`: more daemon flags (e.g. --fsync never, to measure what syncing costs). */
+export async function throughput(n: number, concurrency: number, args: string[] = []) {
   const b = benchHome();
   try {
     const ids = manySessions(b, n);
     for (const id of ids) fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"go"}\n');
-    const d = startDaemon(b.root, ['--concurrency', String(concurrency)]);
+    const d = startDaemon(b.root, ['--concurrency', String(concurrency), ...args]);
     const first = await d.waitLine((l) => l.kind === 'run_start');
     await d.waitLine(() => d.lines.filter((l) => l.kind === 'run_end').length >= n, 120_000);
     const ends = d.lines.filter((l) => l.kind === 'run_end');

@@ -1,18 +1,23 @@
 import { Daemon } from '../../daemon/daemon.js';
 import { probeCapabilities } from '../../core/sandbox/isolation.js';
 import type { CliContext, CommandSpec } from '../command.js';
-import { wholeNumberFlag } from '../flags.js';
+import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
+import { SessionStore } from '../../core/store/session-store.js';
+import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
 
 /** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
 export async function runDaemon(ctx: CliContext, flags: Record<string, string | boolean | undefined>): Promise<number> {
   const concurrency = wholeNumberFlag(flags, 'concurrency', { min: 1, max: 256, example: 4 }) ?? 4;
   const sweep = wholeNumberFlag(flags, 'sweep', { min: 1, max: 86_400, example: 30 }) ?? 30;
+  const fsync = choiceFlag(flags, 'fsync', FSYNC_POLICIES) ?? DEFAULT_FSYNC;
   const write = (line: string) => ctx.out.write(line);
   // One daemon per home, unless asked for several (hosts sharing one home); a dead daemon's lock is taken over.
   const homeLock = flags['allow-multiple'] === true ? null : await lockHome(ctx.home, ctx.deps.clock);
   try {
-    return await serve(ctx, flags, concurrency, sweep, write);
+    // The runs' store syncs by the chosen policy (docs/format.md, Durability).
+    const store = fsync === DEFAULT_FSYNC ? ctx.store : new SessionStore(ctx.home, ctx.deps, { fsync });
+    return await serve({ ...ctx, store }, flags, concurrency, sweep, write);
   } finally {
     await homeLock?.release();
   }
@@ -48,6 +53,7 @@ export const DAEMON_OPTIONS = {
   concurrency: { type: 'string', value: 'N', description: 'runs at once (default 4)' },
   poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems)' },
   sweep: { type: 'string', value: 'SECONDS', description: 'how often to re-check every session for missed changes (default 30)' },
+  fsync: { type: 'string', value: FSYNC_POLICIES.join('|'), description: `when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default ${DEFAULT_FSYNC})` },
   'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
 } as const;
 

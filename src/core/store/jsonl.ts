@@ -223,6 +223,8 @@ export function sealTail(file: string): boolean {
 export interface AppendOptions {
   /** fdatasync before returning, so the lines survive power loss. */
   durable?: boolean;
+  /** Called with the file's descriptor after the write instead (a sync function the caller chose; durability.ts). */
+  sync?: (fd: number) => void;
 }
 
 /**
@@ -241,7 +243,8 @@ export function appendLines(file: string, lines: readonly string[], opts: Append
     const sealed = endsUnterminated(fd) && !tailCompletes(fd);
     const text = (sealed ? '\n' : '') + lines.join('\n') + '\n';
     writeAll(fd, Buffer.from(text, 'utf8'));
-    if (opts.durable) fs.fdatasyncSync(fd);
+    if (opts.sync) opts.sync(fd);
+    else if (opts.durable) fs.fdatasyncSync(fd);
     return { sealed };
   } finally {
     fs.closeSync(fd);

@@ -14,30 +14,42 @@
  *   brought up to the current one; a newer format is refused, not misread.
  * - snapshot() continues the fold from session.json's cursors; a missing,
  *   unreadable or outdated session.json is rebuilt from the journals.
+ * - Which appends are synced (fsync) is the store's durability policy
+ *   (durability.ts; docs/format.md, Durability).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { EVENT_SCHEMAS, LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionOverrides, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
+import { LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionOverrides, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
 import { iso, type Clock } from '../clock.js';
 import type { Ids } from '../ids.js';
 import { sessionPaths, type Home, type SessionPaths } from '../home.js';
 import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
-import { appendLines, readFirstLine, readLines, START, type Cursor } from './jsonl.js';
+import { readFirstLine, readLines, START, type Cursor } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { listSessionIds, removeAbandonedCreations } from './session-dirs.js';
+import { stampEvent } from './stamp.js';
+import { pinReadTimes } from './read-times.js';
 import { logFormatOf } from './migrations.js';
 import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
-import { parseEventLine, parseWakeLine, describeIssues, type ParsedEventLine } from './parse-line.js';
+import { parseEventLine, parseWakeLine, type ParsedEventLine } from './parse-line.js';
 import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
 import { applyWakeRecord } from './wake-queue-fold.js';
 import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
-import { fsyncDir, writeJsonAtomic } from './atomic-file.js';
+import { writeJsonAtomic } from './atomic-file.js';
+import { Durability, type FsyncPolicy, type SyncFd, COMMITS } from './durability.js';
 import { readSnapshotFile, writeSnapshotFileIfMoved } from './snapshot-file.js';
 
 export interface StoreDeps {
   clock: Clock;
   ids: Ids;
+}
+
+export interface StoreOptions {
+  /** When appends are synced (default `run`, group commit; durability.ts). */
+  fsync?: FsyncPolicy;
+  /** fdatasync(2); tests pass one that counts. */
+  syncFd?: SyncFd;
 }
 
 export interface CreateSessionInput {
@@ -52,7 +64,12 @@ export interface AppendOptions {
   /** The run these events belong to; stamped as `wake_id`. */
   wakeId?: string;
   redactor?: Redactor;
-  /** fdatasync before returning (default true for the runtime's own writes). */
+  /**
+   * Whether this append is a commit point, synced under `always` and `run`
+   * (true), or one never synced (false). By default the policy decides: a
+   * batch with a closing record, or written for a person (no wakeId), is a
+   * commit point; a run's other lines are not.
+   */
   durable?: boolean;
 }
 
@@ -81,11 +98,22 @@ export type { FollowOptions } from './follow-events.js';
 /** How much of a log snapshotAsync folds between two turns of the event loop (about 25 ms of folding). */
 export const SLICE_BYTES = 1024 * 1024;
 
+
 export class SessionStore {
+  readonly durability: Durability;
+
   constructor(
     readonly home: Home,
     readonly deps: StoreDeps,
-  ) {}
+    opts: StoreOptions = {},
+  ) {
+    this.durability = new Durability(opts.fsync, opts.syncFd);
+  }
+
+  /** Appends to one of the session's journals through the durability policy. */
+  private append(p: SessionPaths, file: string, lines: readonly string[], commit: boolean): void {
+    this.durability.append(file, lines, commit, [p.events, p.wakeQueue]);
+  }
 
   paths(sessionId: string): SessionPaths {
     return this.home.session(sessionId);
@@ -128,25 +156,22 @@ export class SessionStore {
       ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
       ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
     });
-    appendLines(tmp.events, [JSON.stringify(created)], { durable: true });
+    this.append(tmp, tmp.events, [JSON.stringify(created)], true);
     fs.writeFileSync(tmp.wakeQueue, '');
     const snap = this.fold(id, tmp, null);
-    writeJsonAtomic(tmp.snapshot, snap, { fsyncDir: false });
-    fsyncDir(tmpDir);
+    // A cache: not synced (after a power loss it is rebuilt from the log).
+    writeJsonAtomic(tmp.snapshot, snap, { durable: false });
+    this.durability.syncDir(tmpDir);
     fs.renameSync(tmpDir, final.dir);
-    fsyncDir(this.home.sessionsDir);
+    this.durability.syncDir(this.home.sessionsDir);
     return this.snapshot(id);
   }
 
   /** Removes half-made sessions older than `olderThanMs` (see session-dirs.ts); returns how many. */
-  removeAbandonedCreations(olderThanMs: number): number {
-    return removeAbandonedCreations(this.home.sessionsDir, this.deps.clock.now(), olderThanMs);
-  }
+  removeAbandonedCreations = (olderThanMs: number): number => removeAbandonedCreations(this.home.sessionsDir, this.deps.clock.now(), olderThanMs);
 
   /** Ids of every session directory, oldest first (UUIDv7 sorts by time). */
-  listIds(): string[] {
-    return listSessionIds(this.home.sessionsDir);
-  }
+  listIds = (): string[] => listSessionIds(this.home.sessionsDir);
 
   /**
    * The session's current snapshot: session.json continued with whatever the
@@ -188,10 +213,11 @@ export class SessionStore {
       const pins = snap.pending_wakes
         .filter((w) => w.provisional)
         .map((w) => JSON.stringify({ type: 'wake.scheduled', id: w.id, due_at: w.due_at, reason: w.reason, source: w.source, created_at: now }));
-      appendLines(p.wakeQueue, pins, { durable: true });
+      this.append(p, p.wakeQueue, pins, true);
       snap = this.fold(sessionId, p, snap);
     }
-    if (opts.persist !== false) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
+    // Cursors that count lines a power loss could still take are not saved (see durability.ts).
+    if (opts.persist !== false && !this.durability.pending([p.events, p.wakeQueue])) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
     return snap;
   }
 
@@ -269,20 +295,9 @@ export class SessionStore {
     return k;
   }
 
-  /** Fills in the envelope of a runtime-written event and validates it. */
+  /** Fills in the envelope of a runtime-written event and validates it (stamp.ts). */
   stamp(e: NewEvent, wakeId?: string): SessionEvent {
-    // Key order is for people reading the log: id, type, created_at, wake_id, payload.
-    const { type, ...payload } = e;
-    const full = {
-      id: this.deps.ids.event(),
-      type,
-      created_at: iso(this.deps.clock.now()),
-      ...(wakeId ? { wake_id: wakeId } : {}),
-      ...payload,
-    };
-    const r = EVENT_SCHEMAS[e.type].safeParse(full);
-    if (!r.success) throw new Error(`refusing to write an invalid ${e.type} event: ${describeIssues(r.error)}`);
-    return full as unknown as SessionEvent;
+    return stampEvent(this.deps, e, wakeId);
   }
 
   /**
@@ -295,7 +310,8 @@ export class SessionStore {
     // A run's opening record carries its proof: whoever writes through the store is the runtime.
     const proven = events.map((e) => (e.type === 'session.status_running' && !e.continuation && e.proof === undefined ? { ...e, proof: runProof(this.runKey(sessionId), sessionId, e.wake_id) } : e));
     const stamped = proven.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
-    appendLines(p.events, stamped.map((e) => JSON.stringify(e)), { durable: opts.durable ?? true });
+    const commit = opts.durable ?? (opts.wakeId === undefined || stamped.some((e) => COMMITS.has(e.type)));
+    this.append(p, p.events, stamped.map((e) => JSON.stringify(e)), commit);
     return stamped;
   }
 
@@ -317,7 +333,7 @@ export class SessionStore {
       ...(w.attempt ? { attempt: w.attempt } : {}),
       ...(w.wake_run_id ? { wake_run_id: w.wake_run_id } : {}),
     };
-    appendLines(p.wakeQueue, [JSON.stringify(rec)], { durable: true });
+    this.append(p, p.wakeQueue, [JSON.stringify(rec)], true);
     return rec;
   }
 
@@ -333,7 +349,7 @@ export class SessionStore {
           : { type, wake_id: id, reason: detail.reason ?? 'cancelled', at },
       ),
     );
-    appendLines(p.wakeQueue, lines, { durable: true });
+    this.append(p, p.wakeQueue, lines, true);
   }
 
   /**
@@ -347,9 +363,7 @@ export class SessionStore {
    * line 1 again and says so (`reset`). An unfinished last line (no "\n"
    * yet) is not read; the cursor stops before it.
    *
-   * An event whose line has no created_at shows its pinned time: the one the
-   * run that took it in recorded (created_at_of), or, while it is pending,
-   * the one session.json holds; so every read shows the same value.
+   * An event whose line has no created_at shows its pinned time (read-times.ts).
    * Throws not_found, or unsupported_log_format (see logFormat).
    */
   readEvents(sessionId: string, from: Cursor = START): EventLines {
@@ -358,20 +372,8 @@ export class SessionStore {
     const format = this.formatOf(sessionId, p);
     const r = readLines(p.events, from);
     const lines = r.lines.map((raw) => parseEventLine(raw, now, format));
-    if (!lines.some((l) => l.kind === 'event' && l.readTime)) return { lines, cursor: r.cursor, reset: r.reset };
-    const pins = new Map<string, string>();
-    for (const l of lines) if (l.kind === 'event' && l.event.type === 'session.status_running') for (const [id, at] of Object.entries(l.event.created_at_of ?? {})) pins.set(id, at);
-    let pending: Map<string, string> | null = null;
-    const pendingPins = () => (pending ??= new Map(this.snapshot(sessionId).pending_events.flatMap((e) => (e.read_at ? [[e.id, e.read_at] as const] : []))));
-    return {
-      lines: lines.map((l) => {
-        if (l.kind !== 'event' || !l.readTime) return l;
-        const at = pins.get(l.event.id) ?? pendingPins().get(l.event.id);
-        return at ? { ...l, event: { ...l.event, created_at: at } } : l;
-      }),
-      cursor: r.cursor,
-      reset: r.reset,
-    };
+    const pending = () => new Map(this.snapshot(sessionId).pending_events.flatMap((e) => (e.read_at ? [[e.id, e.read_at] as const] : [])));
+    return { lines: pinReadTimes(lines, pending), cursor: r.cursor, reset: r.reset };
   }
 
   /**
