@@ -15,6 +15,9 @@
  *   skipped, the `sessions/` watch reports what happens next.
  * - Out of inotify watches (ENOSPC) or descriptors (EMFILE): the error is
  *   emitted as 'error' (the caller falls back to polling); nothing throws.
+ * - The watches do not keep the process alive (persistent: false): the
+ *   daemon's own timers and its definitions watcher do, and a daemon whose
+ *   stop is cut short does not hang its process on 20,000 handles.
  * - 'ready' is emitted once every folder listed at start is watched. The
  *   watches are added in slices, yielding between them, so starting with
  *   10,000 sessions does not hold up runs.
@@ -145,7 +148,7 @@ export class FolderWatches extends EventEmitter {
   private watch(dir: string, onName: (name: string | null) => void): fs.FSWatcher | null {
     if (this.closed || this.failed) return null;
     try {
-      const w = fs.watch(dir, { persistent: true }, (_event, name) => onName(name === null ? null : String(name)));
+      const w = fs.watch(dir, { persistent: false }, (_event, name) => onName(name === null ? null : String(name)));
       // A watched folder that is deleted ends its watch; the sessions/ watch reports the removal.
       w.on('error', () => w.close());
       return w;
