@@ -15,10 +15,13 @@
  *   skipped, the `sessions/` watch reports what happens next.
  * - Out of inotify watches (ENOSPC) or descriptors (EMFILE): the error is
  *   emitted as 'error' (the caller falls back to polling); nothing throws.
- * - The watches do not keep the process alive (persistent: false): the
- *   daemon's own timers and its definitions watcher do, and a daemon whose
- *   stop is cut short does not hang its process on 20,000 handles.
- * - 'ready' is emitted once every folder listed at start is watched. The
+ * - The watches are persistent, like any handle of the daemon: they keep
+ *   its process alive on their own. close() ends every one of them, stops a
+ *   start still adding slices, and no watch is made after it (an event or a
+ *   slice that arrives later adds nothing). A daemon whose stop is cut short
+ *   is ended by the CLI's exit after an abort, not by unref'd handles.
+ * - 'ready' is emitted once every folder listed at start is watched, never
+ *   synchronously from start() and never after close() or a failure. The
  *   watches are added in slices, yielding between them, so starting with
  *   10,000 sessions does not hold up runs.
  */
@@ -47,6 +50,8 @@ export class FolderWatches extends EventEmitter {
   private root: fs.FSWatcher | null = null;
   private readonly sessions = new Map<string, SessionWatch>();
   private closed = false;
+  /** The next slice of start()'s adds (or the 'ready' after the last), until it runs. */
+  private pendingSlice: NodeJS.Immediate | null = null;
   /** Out of watches: no more are tried (the caller switches to polling). */
   private failed = false;
 
@@ -67,12 +72,12 @@ export class FolderWatches extends EventEmitter {
     }
     const ids = names.filter((n) => UUID_V7.test(n));
     const step = (from: number) => {
-      if (this.closed) return;
+      this.pendingSlice = null;
       const to = Math.min(ids.length, from + SLICE);
-      for (let i = from; i < to; i++) this.add(ids[i] as string);
-      if (this.failed) return;
-      if (to < ids.length) setImmediate(() => step(to));
-      else this.emit('ready');
+      for (let i = from; i < to && !this.closed && !this.failed; i++) this.add(ids[i] as string);
+      if (this.closed || this.failed) return;
+      // Yield after every slice, the last one too: 'ready' then always comes after start() has returned.
+      this.pendingSlice = setImmediate(() => (to < ids.length ? step(to) : this.emit('ready')));
     };
     step(0);
   }
@@ -84,8 +89,11 @@ export class FolderWatches extends EventEmitter {
     return n;
   }
 
+  /** Ends every watch now (the promise is for symmetry with chokidar's close). */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.pendingSlice) clearImmediate(this.pendingSlice);
+    this.pendingSlice = null;
     this.root?.close();
     this.root = null;
     for (const w of this.sessions.values()) {
@@ -148,7 +156,7 @@ export class FolderWatches extends EventEmitter {
   private watch(dir: string, onName: (name: string | null) => void): fs.FSWatcher | null {
     if (this.closed || this.failed) return null;
     try {
-      const w = fs.watch(dir, { persistent: false }, (_event, name) => onName(name === null ? null : String(name)));
+      const w = fs.watch(dir, (_event, name) => onName(name === null ? null : String(name)));
       // A watched folder that is deleted ends its watch; the sessions/ watch reports the removal.
       w.on('error', () => w.close());
       return w;

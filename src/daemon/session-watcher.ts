@@ -14,8 +14,9 @@
  * polling on the two journals and the inbox. chokidar drops a `change` that
  * follows another on the same file within 50 ms (a leading-edge throttle with
  * no trailing event), so there every hint is repeated once TRAILING_MS later.
- * Running out of inotify watches (ENOSPC) falls back to polling with a
- * warning instead of crashing.
+ * Running out of inotify watches (ENOSPC) or descriptors (EMFILE) falls back
+ * to polling with a warning instead of crashing: the native watches are all
+ * closed first, and onReady is called again when polling is ready.
  */
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
@@ -75,8 +76,13 @@ export class SessionWatcher {
   start(): void {
     if (!this.polling) {
       const w = new FolderWatches({ sessionsDir: this.o.sessionsDir, onHint: (id) => this.queue(id), onGone: (id) => this.o.onGone(id) });
-      w.on('ready', () => this.o.onReady?.());
-      w.on('error', (err) => this.onError(err as NodeJS.ErrnoException));
+      // A watcher given up for polling may still have a 'ready' or 'error' on its way: only the current one speaks.
+      w.on('ready', () => {
+        if (this.watcher === w && !this.closed) this.o.onReady?.();
+      });
+      w.on('error', (err) => {
+        if (this.watcher === w) this.onError(err as NodeJS.ErrnoException);
+      });
       this.watcher = w;
       w.start();
       return;
@@ -135,7 +141,11 @@ export class SessionWatcher {
           'Raise fs.inotify.max_user_watches (sysctl) for millisecond latency.',
       );
       this.polling = true;
-      void this.watcher?.close();
+      // FolderWatches.close() ends every native watch (and any start still adding them) before it returns,
+      // so the inotify watches are given back before polling begins.
+      const native = this.watcher;
+      this.watcher = null;
+      void native?.close();
       this.start();
       return;
     }
