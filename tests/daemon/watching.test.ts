@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { beforeHomeRemoved } from '../helpers/home.js';
 import os from 'node:os';
 import path from 'node:path';
 import { SessionWatcher } from '../../src/daemon/session-watcher.js';
@@ -38,7 +39,7 @@ test('running out of inotify watches (ENOSPC) falls back to polling with a warni
   const warnings: string[] = [];
   let ready = 0;
   const w = new SessionWatcher({ sessionsDir: b.h.home.sessionsDir, clock: b.deps.clock, poll: false, pollIntervalMs: 100, onHint: (x) => hints.push(x), onGone: () => undefined, onWarn: (m) => warnings.push(m), onReady: () => ready++ });
-  t.after(() => w.close());
+  beforeHomeRemoved(t, () => w.close());
   w.start();
   const inner = (w as unknown as { watcher: EventEmitter }).watcher as FolderWatches;
   assert.ok(inner.watches > 0);
