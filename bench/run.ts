@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { writeResults } from './results.js';
 import { benchReadTail } from './read-tail.js';
-import { benchDaemon } from './daemon.js';
+import { benchDaemon, idleFlat } from './daemon.js';
 import { benchWakeSize } from './wake-size.js';
 import { benchPromptCache } from './prompt-cache.js';
 import { benchNeighbour } from './neighbour.js';
@@ -14,13 +14,16 @@ import { benchNeighbour } from './neighbour.js';
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
   daemon: benchDaemon,
+  idle: () => idleFlat(),
   'wake-size': () => benchWakeSize(),
   'prompt-cache': () => benchPromptCache(),
   neighbour: () => benchNeighbour(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const names = wanted.length ? wanted : Object.keys(ALL);
+/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps). */
+const ON_REQUEST = new Set(['idle']);
+const names = wanted.length ? wanted : Object.keys(ALL).filter((n) => !ON_REQUEST.has(n));
 const raw: Record<string, unknown> = {};
 for (const n of names) {
   const fn = ALL[n];

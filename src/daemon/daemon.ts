@@ -96,7 +96,7 @@ export class Daemon {
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
     this.index = new WorkIndex(rt.home, rt.deps.clock);
-    this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, inboxWork: (id) => this.holds.inboxWork(id), onStale: (id) => this.evaluate(id) });
+    this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, sessionsDir: rt.home.sessionsDir, inboxWork: (id) => this.holds.inboxWork(id), inboxStuck: (id) => this.holds.inboxStuck(id), onStale: (id) => this.evaluate(id) });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,

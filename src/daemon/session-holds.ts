@@ -57,7 +57,7 @@ export class SessionHolds {
   /** To run now, backoff or not (their cause was fixed); consumed by the next run. */
   private readonly retryNow = new Set<string>();
   /** Whose last drain left inbox/ unchanged: its signature then, and when. */
-  private readonly inboxStuck = new Map<string, { sig: string; at: number }>();
+  private readonly stuckInboxes = new Map<string, { sig: string; at: number }>();
 
   constructor(private readonly d: SessionHoldsDeps) {}
 
@@ -93,11 +93,16 @@ export class SessionHolds {
   inboxWork(id: string): boolean {
     const sig = inboxSignature(this.d.store.paths(id));
     if (sig === null) {
-      this.inboxStuck.delete(id);
+      this.stuckInboxes.delete(id);
       return false;
     }
-    const stuck = this.inboxStuck.get(id);
+    const stuck = this.stuckInboxes.get(id);
     return !stuck || stuck.sig !== sig || this.d.clock.now() - stuck.at >= this.d.sweepMs;
+  }
+
+  /** Whether the last drain left the session's inbox/ as it was (the sweep lists such an inbox every time). */
+  inboxStuck(id: string): boolean {
+    return this.stuckInboxes.has(id);
   }
 
   /**
@@ -128,8 +133,8 @@ export class SessionHolds {
    */
   end(id: string, begun: RunBegun, result: WakeResult | null): void {
     const inboxAfter = begun.inboxBefore === null || result === null ? null : inboxSignature(this.d.store.paths(id));
-    if (inboxAfter !== null && inboxAfter === begun.inboxBefore) this.inboxStuck.set(id, { sig: inboxAfter, at: this.d.clock.now() });
-    else this.inboxStuck.delete(id);
+    if (inboxAfter !== null && inboxAfter === begun.inboxBefore) this.stuckInboxes.set(id, { sig: inboxAfter, at: this.d.clock.now() });
+    else this.stuckInboxes.delete(id);
     if (result?.outcome === 'executed') {
       const progress = result.processed_event_ids.length > 0 || result.wakes_consumed.length > 0;
       if (progress) this.idleRuns.delete(id);
@@ -161,7 +166,7 @@ export class SessionHolds {
 
   /** The session is gone: its holds are dropped. (Its spin count stays; a run that takes something in clears it.) */
   forget(id: string): void {
-    this.inboxStuck.delete(id);
+    this.stuckInboxes.delete(id);
     this.heldByDefinitions.delete(id);
     this.retryNow.delete(id);
     this.blockedUntil.delete(id);

@@ -7,12 +7,23 @@
  * every period re-stats each session against them. A session whose
  * events.jsonl or wake-queue.jsonl is not the size folded, a session it has
  * not seen, and one whose inbox/ has work, are handed back to be looked at
- * again; the look decides, the sweep only points. Stats are cheap, so a sweep
- * of thousands of idle sessions reads no journal.
+ * again; the look decides, the sweep only points. A sweep of thousands of
+ * idle sessions reads no journal and no folder: three stats a session.
+ *
+ * The inbox is listed only when it can have changed: its folder's mtime
+ * moved since the sweep last found it empty (a file renamed in or out moves
+ * it), the mtime is too fresh to trust (a change in the same clock tick as
+ * the last look leaves it equal: RACY_MS), or a drain left it stuck (the
+ * holds decide when that counts again). Appends to a journal do not move its
+ * folder's mtime, which is why the journals themselves are stat'ed.
+ *
+ * A sweep goes in slices of SLICE sessions, yielding between them, so it
+ * never holds up a hint or a run for long.
  *
  * The period runs on the injected clock, like every timer of the daemon.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Clock } from '../core/clock.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import type { SessionStore } from '../core/store/session-store.js';
@@ -21,18 +32,28 @@ export interface SessionSweepOptions {
   clock: Clock;
   /** The period, ms. */
   periodMs: number;
-  store: Pick<SessionStore, 'listIds' | 'paths'>;
+  store: Pick<SessionStore, 'listIds'>;
+  /** Where the session folders are (home.sessionsDir). */
+  sessionsDir: string;
   /** Whether the session's inbox/ has something a drain could take (SessionHolds.inboxWork). */
   inboxWork: (sessionId: string) => boolean;
+  /** Whether a drain left the session's inbox/ stuck (SessionHolds.inboxStuck): it is listed every sweep. */
+  inboxStuck: (sessionId: string) => boolean;
   /** A session to look at again: it moved, it is new, or its inbox has work. */
   onStale: (sessionId: string) => void;
 }
 
-/** Journal sizes (bytes) as last folded. */
+/** Journal sizes (bytes) as last folded, and the inbox folder's mtime when last found empty (NaN: not yet). */
 interface Folded {
   events: number;
   wakeQueue: number;
+  inboxMtime: number;
 }
+
+/** Sessions stat'ed per turn of the event loop. */
+const SLICE = 1000;
+/** An inbox mtime this close to the sweep's clock may hide a change in the same tick: listed anyway. */
+const RACY_MS = 2000;
 
 export class SessionSweep {
   private readonly folded = new Map<string, Folded>();
@@ -43,7 +64,13 @@ export class SessionSweep {
 
   /** Records what a snapshot folded: the sizes the next sweep compares against. */
   note(sessionId: string, snap: SessionSnapshot): void {
-    this.folded.set(sessionId, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset });
+    const k = this.folded.get(sessionId);
+    if (k) {
+      k.events = snap.journals.events.offset;
+      k.wakeQueue = snap.journals.wake_queue.offset;
+    } else {
+      this.folded.set(sessionId, { events: snap.journals.events.offset, wakeQueue: snap.journals.wake_queue.offset, inboxMtime: NaN });
+    }
   }
 
   /** The session is gone: the next sweep treats it as new if it is there again. */
@@ -51,25 +78,34 @@ export class SessionSweep {
     this.folded.delete(sessionId);
   }
 
-  /** One sweep, now: calls onStale for every session that moved, is new, or has inbox work. Nothing after stop(). */
+  /**
+   * One sweep, from now: calls onStale for every session that moved, is new,
+   * or has inbox work, a slice at a time. Nothing after stop().
+   */
   run(): void {
     if (this.stopped) return;
-    const size = (f: string) => {
-      try {
-        return fs.statSync(f).size;
-      } catch {
-        return -1;
-      }
+    const ids = this.o.store.listIds();
+    const step = (from: number) => {
+      if (this.stopped) return;
+      const to = Math.min(ids.length, from + SLICE);
+      const now = this.o.clock.now();
+      for (let i = from; i < to; i++) this.check(ids[i] as string, now);
+      if (to < ids.length) setImmediate(() => step(to));
     };
-    for (const id of this.o.store.listIds()) {
-      const k = this.folded.get(id);
-      if (!k) {
-        this.o.onStale(id);
-        continue;
-      }
-      const p = this.o.store.paths(id);
-      if (size(p.events) !== k.events || size(p.wakeQueue) !== k.wakeQueue || this.o.inboxWork(id)) this.o.onStale(id);
-    }
+    step(0);
+  }
+
+  private check(id: string, now: number) {
+    const k = this.folded.get(id);
+    if (!k) return this.o.onStale(id);
+    // Not store.paths(): it joins nine paths a session, most of the sweep's cost at 10,000 sessions.
+    const dir = this.o.sessionsDir + path.sep + id + path.sep;
+    if (size(dir + 'events.jsonl') !== k.events || size(dir + 'wake-queue.jsonl') !== k.wakeQueue) return this.o.onStale(id);
+    const mtime = fs.statSync(dir + 'inbox', { throwIfNoEntry: false })?.mtimeMs ?? -1;
+    const stuck = this.o.inboxStuck(id);
+    if (mtime === k.inboxMtime && !stuck && Math.abs(now - mtime) >= RACY_MS) return;
+    if (this.o.inboxWork(id)) return this.o.onStale(id);
+    if (!stuck) k.inboxMtime = mtime;
   }
 
   /** Sweeps every period from now until stop(). */
@@ -86,4 +122,8 @@ export class SessionSweep {
     this.stopped = true;
     this.cancel?.();
   }
+}
+
+function size(file: string): number {
+  return fs.statSync(file, { throwIfNoEntry: false })?.size ?? -1;
 }

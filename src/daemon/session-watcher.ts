@@ -1,28 +1,28 @@
 /**
- * Watches `sessions/` with chokidar (native inotify by default) for appends
- * to events.jsonl and wake-queue.jsonl and for new session folders. An event
- * is only a hint that a session should be looked at again: the files decide
- * (chokidar coalesces bursts of appends into a few events, which is fine).
+ * Watches `sessions/` for appends to events.jsonl and wake-queue.jsonl, for
+ * files arriving in a session's inbox/ and for new session folders. An event
+ * is only a hint that a session should be looked at again: the files decide.
+ * Hints are coalesced per session until the next turn of the event loop.
  *
- * chokidar drops a `change` that follows another on the same file within
- * 50 ms (a leading-edge throttle with no trailing event), so a person's
- * append right after one of the run's own appends would be missed. So the
- * hints come from chokidar's unthrottled `raw` events (inotify, as they
- * happen), and every `change` hint is repeated once TRAILING_MS later (for
- * polling mode, which has no raw events). Hints are coalesced per session
- * until the next turn of the event loop.
+ * Natively (the default) the watching is FolderWatches: plain `fs.watch`,
+ * one inotify watch on each session folder and one on its inbox/, raw and
+ * unthrottled, and no per-file state. A folder's watch reports writes to the
+ * files in it, so workspace/, runtime/ and our own session.json rewrites are
+ * filtered by name and the daemon never wakes itself.
  *
- * Only depth 1 is watched, and inbox/ below it; workspace/, runtime/, locks
- * and our own session.json rewrites are ignored, so two inotify watches per
- * session (its folder and its inbox) suffice and the daemon never wakes
- * itself. `poll` switches chokidar to
- * polling (network filesystems); running out of inotify watches (ENOSPC)
- * falls back to polling with a warning instead of crashing.
+ * `poll` (network filesystems, where inotify sees nothing) uses chokidar's
+ * polling on the two journals and the inbox. chokidar drops a `change` that
+ * follows another on the same file within 50 ms (a leading-edge throttle with
+ * no trailing event), so there every hint is repeated once TRAILING_MS later.
+ * Running out of inotify watches (ENOSPC) or descriptors (EMFILE) falls back
+ * to polling with a warning instead of crashing: the native watches are all
+ * closed first, and onReady is called again when polling is ready.
  */
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { Clock } from '../core/clock.js';
 import { UUID_V7 } from '../core/schema/index.js';
+import { FolderWatches } from './folder-watches.js';
 
 export interface WatcherOptions {
   sessionsDir: string;
@@ -39,11 +39,11 @@ export interface WatcherOptions {
 const WATCHED_FILES = new Set(['events.jsonl', 'wake-queue.jsonl']);
 const INBOX = 'inbox';
 
-/** Past chokidar's 50 ms change throttle. */
+/** Past chokidar's 50 ms change throttle (polling only). */
 export const TRAILING_MS = 60;
 
 export class SessionWatcher {
-  private watcher: FSWatcher | null = null;
+  private watcher: FSWatcher | FolderWatches | null = null;
   private polling: boolean;
   private closed = false;
   private readonly trailing = new Map<string, () => void>();
@@ -58,13 +58,7 @@ export class SessionWatcher {
     return this.polling ? 'polling' : 'native';
   }
 
-  /**
-   * Decides from the path alone whether chokidar should look at it at all.
-   * Natively, only folders are watched: a folder's inotify watch already
-   * reports writes to the files in it (as raw events), so watching each file
-   * too would only triple the watches and the memory. Polling has no raw
-   * events, so there the two journals are watched themselves.
-   */
+  /** Decides from the path alone whether chokidar (polling) should look at it at all. */
   private ignored = (p: string): boolean => {
     const rel = path.relative(this.o.sessionsDir, p);
     if (rel === '') return false;
@@ -74,12 +68,25 @@ export class SessionWatcher {
     if (parts.length === 1) return false;
     // inbox/ is a folder of its own: its watch reports files renamed into it.
     if (parts.length === 2 && parts[1] === INBOX) return false;
-    if (parts.length === 2) return !this.polling || !WATCHED_FILES.has(parts[1] as string);
-    if (parts.length === 3 && parts[1] === INBOX) return !this.polling || (parts[2] as string).startsWith('.');
+    if (parts.length === 2) return !WATCHED_FILES.has(parts[1] as string);
+    if (parts.length === 3 && parts[1] === INBOX) return (parts[2] as string).startsWith('.');
     return true;
   };
 
   start(): void {
+    if (!this.polling) {
+      const w = new FolderWatches({ sessionsDir: this.o.sessionsDir, onHint: (id) => this.queue(id), onGone: (id) => this.o.onGone(id) });
+      // A watcher given up for polling may still have a 'ready' or 'error' on its way: only the current one speaks.
+      w.on('ready', () => {
+        if (this.watcher === w && !this.closed) this.o.onReady?.();
+      });
+      w.on('error', (err) => {
+        if (this.watcher === w) this.onError(err as NodeJS.ErrnoException);
+      });
+      this.watcher = w;
+      w.start();
+      return;
+    }
     const w = chokidar.watch(this.o.sessionsDir, {
       ignoreInitial: true,
       depth: 2,
@@ -98,22 +105,9 @@ export class SessionWatcher {
     w.on('unlinkDir', (p) => {
       if (path.dirname(p) === this.o.sessionsDir) this.o.onGone(idOf(p));
     });
-    w.on('raw', (_event, evPath, details) => this.onRaw(evPath, (details as { watchedPath?: string } | undefined)?.watchedPath));
     w.on('ready', () => this.o.onReady?.());
     w.on('error', (err) => this.onError(err as NodeJS.ErrnoException));
     this.watcher = w;
-  }
-
-  /** A raw inotify event: on a session folder (evPath = a file in it), on sessions/ (a new folder), or on a watched file. */
-  private onRaw(evPath: string | null, watchedPath: string | undefined) {
-    if (!watchedPath || this.closed) return;
-    const full = evPath ? path.join(watchedPath, evPath) : watchedPath;
-    const rel = path.relative(this.o.sessionsDir, full).split(path.sep);
-    const id = rel[0] as string;
-    if (!UUID_V7.test(id)) return;
-    const inInbox = rel[1] === INBOX && (rel.length === 2 || (rel.length === 3 && !(rel[2] as string).startsWith('.')));
-    if (!inInbox && (rel.length > 2 || (rel.length === 2 && !WATCHED_FILES.has(rel[1] as string)))) return;
-    this.queue(id);
   }
 
   private queue(id: string) {
@@ -147,7 +141,11 @@ export class SessionWatcher {
           'Raise fs.inotify.max_user_watches (sysctl) for millisecond latency.',
       );
       this.polling = true;
-      void this.watcher?.close();
+      // FolderWatches.close() ends every native watch (and any start still adding them) before it returns,
+      // so the inotify watches are given back before polling begins.
+      const native = this.watcher;
+      this.watcher = null;
+      void native?.close();
       this.start();
       return;
     }

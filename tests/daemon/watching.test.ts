@@ -5,7 +5,18 @@ import fs from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { beforeHomeRemoved } from '../helpers/home.js';
+import os from 'node:os';
+import path from 'node:path';
 import { SessionWatcher } from '../../src/daemon/session-watcher.js';
+import { FolderWatches } from '../../src/daemon/folder-watches.js';
+
+/** Native fs.watch handles open in this process (a closed one leaves the list once its close has run). */
+async function fsWatchHandles(): Promise<number> {
+  await new Promise((r) => setTimeout(r, 50));
+  const handles = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles();
+  return handles.filter((h) => h.constructor.name === 'FSWatcher').length;
+}
 
 test('--poll: appends are noticed by polling', async (t) => {
   const b = await bench(t, { steps: [{ text: 'polled' }] });
@@ -28,11 +39,14 @@ test('running out of inotify watches (ENOSPC) falls back to polling with a warni
   const warnings: string[] = [];
   let ready = 0;
   const w = new SessionWatcher({ sessionsDir: b.h.home.sessionsDir, clock: b.deps.clock, poll: false, pollIntervalMs: 100, onHint: (x) => hints.push(x), onGone: () => undefined, onWarn: (m) => warnings.push(m), onReady: () => ready++ });
-  t.after(() => w.close());
+  beforeHomeRemoved(t, () => w.close());
   w.start();
-  const inner = (w as unknown as { watcher: EventEmitter }).watcher;
+  const inner = (w as unknown as { watcher: EventEmitter }).watcher as FolderWatches;
+  assert.ok(inner.watches > 0);
   inner.emit('error', Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' }));
   assert.equal(w.mode, 'polling');
+  // The native watches are given back before polling starts, and the abandoned watcher's 'ready' is not reported.
+  assert.equal(inner.watches, 0);
   assert.match(warnings[0] ?? '', /ran out of inotify watches \(ENOSPC\); falling back to polling/);
   await new Promise<void>((resolve) => {
     const check = () => (ready > 0 ? resolve() : setTimeout(check, 20));
@@ -60,4 +74,43 @@ test('half-made session folders left by a crash are removed at start, recent one
   await startDaemon(t, b);
   assert.equal(fs.existsSync(old), false);
   assert.equal(fs.existsSync(fresh), true);
+});
+
+test('FolderWatches.close() during start: the remaining slices are not added, no ready, no watch left open', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-fw-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // More folders than one slice (512), so start() is still adding when close() comes.
+  const id = (i: number) => `019a8f6e-0000-7000-8000-${String(i).padStart(12, '0')}`;
+  for (let i = 0; i < 700; i++) fs.mkdirSync(path.join(dir, id(i), 'inbox'), { recursive: true });
+  const before = await fsWatchHandles();
+  const w = new FolderWatches({ sessionsDir: dir, onHint: () => undefined, onGone: () => undefined });
+  let ready = 0;
+  w.on('ready', () => ready++);
+  w.start();
+  assert.ok(w.watches > 1 && w.watches < 1 + 700 * 2, `part-way through start, ${w.watches} watches`);
+  await w.close();
+  assert.equal(w.watches, 0);
+  // A folder made after close() is not watched either.
+  fs.mkdirSync(path.join(dir, id(900), 'inbox'), { recursive: true });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(w.watches, 0);
+  assert.equal(ready, 0);
+  assert.equal(await fsWatchHandles(), before);
+});
+
+test('FolderWatches: ready comes after start() returns, and every watch it made is closed by close()', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-fw-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(dir, '019a8f6e-0000-7000-8000-000000000001', 'inbox'), { recursive: true });
+  const before = await fsWatchHandles();
+  const w = new FolderWatches({ sessionsDir: dir, onHint: () => undefined, onGone: () => undefined });
+  let ready = 0;
+  w.on('ready', () => ready++);
+  w.start();
+  assert.equal(ready, 0);
+  await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+  assert.equal(w.watches, 3);
+  assert.equal(await fsWatchHandles(), before + 3);
+  await w.close();
+  assert.equal(await fsWatchHandles(), before);
 });

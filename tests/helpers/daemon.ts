@@ -6,6 +6,7 @@ import type { TestContext } from 'node:test';
 import { Daemon } from '../../src/daemon/daemon.js';
 import type { WakeResult } from '../../src/core/run/run-context.js';
 import type { Bench } from './run.js';
+import { beforeHomeRemoved } from './home.js';
 
 export interface TestDaemon {
   d: Daemon;
@@ -19,6 +20,8 @@ export interface TestDaemon {
 export async function startDaemon(t: TestContext, b: Bench, o: { concurrency?: number; sweepMs?: number; poll?: boolean; pollIntervalMs?: number } = {}): Promise<TestDaemon> {
   const lines: string[] = [];
   const d = new Daemon(b.rt, { concurrency: o.concurrency ?? 4, poll: o.poll ?? false, ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}), sweepMs: o.sweepMs ?? 30_000, json: true, write: (l) => lines.push(l) });
+  // stop() is idempotent: the first call, before the home is removed, is the one that does it.
+  beforeHomeRemoved(t, () => d.stop());
   t.after(() => d.stop());
   await d.start();
   const waitFor = <T>(check: () => T | undefined, ms: number, what: string) =>

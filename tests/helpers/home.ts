@@ -20,6 +20,15 @@ export interface TempHome {
 export const BUNDLED_AGENTS = ['claude', 'demo'];
 export const BUNDLED_ENVIRONMENTS = ['local'];
 
+const users = new WeakMap<TestContext, Array<() => unknown>>();
+
+/** Runs `stop` (a daemon's, a watcher's) at the end of test `t`, before its temp homes are removed. */
+export function beforeHomeRemoved(t: TestContext, stop: () => unknown): void {
+  const list = users.get(t) ?? [];
+  list.push(stop);
+  users.set(t, list);
+}
+
 export function tempHome(t: TestContext | null, opts: { bundled?: boolean } = {}): TempHome {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-test-'));
   if (opts.bundled !== false) {
@@ -28,7 +37,14 @@ export function tempHome(t: TestContext | null, opts: { bundled?: boolean } = {}
     for (const e of BUNDLED_ENVIRONMENTS) fs.cpSync(path.join(REPO, 'environments', `${e}.yaml`), path.join(root, 'environments', `${e}.yaml`));
   }
   fs.mkdirSync(path.join(root, 'sessions'), { recursive: true });
-  t?.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  t?.after(async () => {
+    // Whatever watches the home is stopped before the folder goes: a watcher that sees its folders
+    // removed re-watches their parents, and one close() racing that can leave a watch (and the
+    // test process) running.
+    for (const stop of (users.get(t) ?? []).reverse()) await stop();
+    users.delete(t);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
   return {
     root,
     home: new Home(root),

@@ -1,0 +1,177 @@
+/**
+ * The native half of the session watcher: plain `fs.watch` (one inotify
+ * watch each) on `sessions/`, on every session folder and on its `inbox/`.
+ * Nothing else is kept per session: no per-file records, no stat cache, no
+ * throttle (chokidar kept all three, and at 10,000 sessions its bookkeeping
+ * was most of the daemon's memory).
+ *
+ * Contracts:
+ * - `onHint(id)` for every raw event on a session's events.jsonl or
+ *   wake-queue.jsonl, on a name in its inbox/ not starting with ".", on the
+ *   creation of its inbox/, and for a session folder that appears. Events
+ *   arrive as inotify reports them; the caller coalesces.
+ * - `onGone(id)` when a session folder disappears from `sessions/`.
+ * - A folder that vanishes between listing and watching is a normal race:
+ *   skipped, the `sessions/` watch reports what happens next.
+ * - Out of inotify watches (ENOSPC) or descriptors (EMFILE): the error is
+ *   emitted as 'error' (the caller falls back to polling); nothing throws.
+ * - The watches are persistent, like any handle of the daemon: they keep
+ *   its process alive on their own. close() ends every one of them, stops a
+ *   start still adding slices, and no watch is made after it (an event or a
+ *   slice that arrives later adds nothing). A daemon whose stop is cut short
+ *   is ended by the CLI's exit after an abort, not by unref'd handles.
+ * - 'ready' is emitted once every folder listed at start is watched, never
+ *   synchronously from start() and never after close() or a failure. The
+ *   watches are added in slices, yielding between them, so starting with
+ *   10,000 sessions does not hold up runs.
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { UUID_V7 } from '../core/schema/index.js';
+
+export interface FolderWatchesOptions {
+  sessionsDir: string;
+  onHint: (sessionId: string) => void;
+  onGone: (sessionId: string) => void;
+}
+
+const JOURNALS = new Set(['events.jsonl', 'wake-queue.jsonl']);
+const INBOX = 'inbox';
+/** Watches added per turn of the event loop while starting. */
+const SLICE = 512;
+
+interface SessionWatch {
+  folder: fs.FSWatcher;
+  inbox: fs.FSWatcher | null;
+}
+
+export class FolderWatches extends EventEmitter {
+  private root: fs.FSWatcher | null = null;
+  private readonly sessions = new Map<string, SessionWatch>();
+  private closed = false;
+  /** The next slice of start()'s adds (or the 'ready' after the last), until it runs. */
+  private pendingSlice: NodeJS.Immediate | null = null;
+  /** Out of watches: no more are tried (the caller switches to polling). */
+  private failed = false;
+
+  constructor(private readonly o: FolderWatchesOptions) {
+    super();
+  }
+
+  /** Watches `sessions/`, then every session folder in it; emits 'ready' when done. */
+  start(): void {
+    this.root = this.watch(this.o.sessionsDir, (name) => this.onRootEvent(name));
+    if (!this.root) return;
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.o.sessionsDir);
+    } catch (e) {
+      this.fail(e as NodeJS.ErrnoException);
+      return;
+    }
+    const ids = names.filter((n) => UUID_V7.test(n));
+    const step = (from: number) => {
+      this.pendingSlice = null;
+      const to = Math.min(ids.length, from + SLICE);
+      for (let i = from; i < to && !this.closed && !this.failed; i++) this.add(ids[i] as string);
+      if (this.closed || this.failed) return;
+      // Yield after every slice, the last one too: 'ready' then always comes after start() has returned.
+      this.pendingSlice = setImmediate(() => (to < ids.length ? step(to) : this.emit('ready')));
+    };
+    step(0);
+  }
+
+  /** How many inotify watches are held (for tests and the operator). */
+  get watches(): number {
+    let n = this.root ? 1 : 0;
+    for (const w of this.sessions.values()) n += w.inbox ? 2 : 1;
+    return n;
+  }
+
+  /** Ends every watch now (the promise is for symmetry with chokidar's close). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.pendingSlice) clearImmediate(this.pendingSlice);
+    this.pendingSlice = null;
+    this.root?.close();
+    this.root = null;
+    for (const w of this.sessions.values()) {
+      w.folder.close();
+      w.inbox?.close();
+    }
+    this.sessions.clear();
+  }
+
+  /** A name in `sessions/` changed: a session folder came or went. */
+  private onRootEvent(name: string | null) {
+    if (this.closed || !name || !UUID_V7.test(name)) return;
+    if (fs.existsSync(path.join(this.o.sessionsDir, name))) {
+      this.add(name);
+      this.o.onHint(name);
+    } else {
+      this.drop(name);
+      this.o.onGone(name);
+    }
+  }
+
+  /** Watches a session folder (and its inbox/) unless it is already watched. */
+  private add(id: string): void {
+    if (this.sessions.has(id)) return;
+    const folder = this.watch(path.join(this.o.sessionsDir, id), (name) => this.onSessionEvent(id, name));
+    if (!folder) return;
+    const w: SessionWatch = { folder, inbox: null };
+    this.sessions.set(id, w);
+    this.watchInbox(id, w);
+  }
+
+  private watchInbox(id: string, w: SessionWatch) {
+    w.inbox?.close();
+    w.inbox = this.watch(path.join(this.o.sessionsDir, id, INBOX), (name) => {
+      if (!this.closed && name && !name.startsWith('.')) this.o.onHint(id);
+    });
+  }
+
+  private onSessionEvent(id: string, name: string | null) {
+    if (this.closed || !name) return;
+    if (JOURNALS.has(name)) {
+      this.o.onHint(id);
+    } else if (name === INBOX) {
+      // inbox/ made (or replaced) after the folder was watched: watch the new one.
+      const w = this.sessions.get(id);
+      if (w) this.watchInbox(id, w);
+      this.o.onHint(id);
+    }
+  }
+
+  private drop(id: string) {
+    const w = this.sessions.get(id);
+    if (!w) return;
+    w.folder.close();
+    w.inbox?.close();
+    this.sessions.delete(id);
+  }
+
+  /** fs.watch, with a vanished folder as null and running out of watches as an 'error'. */
+  private watch(dir: string, onName: (name: string | null) => void): fs.FSWatcher | null {
+    if (this.closed || this.failed) return null;
+    try {
+      const w = fs.watch(dir, (_event, name) => onName(name === null ? null : String(name)));
+      // A watched folder that is deleted ends its watch; the sessions/ watch reports the removal.
+      w.on('error', () => w.close());
+      return w;
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+      this.fail(err);
+      return null;
+    }
+  }
+
+  private fail(err: NodeJS.ErrnoException) {
+    if (this.failed) return;
+    this.failed = true;
+    // Emitted on the next tick, so a caller that has just called start() has its listener in place.
+    process.nextTick(() => this.emit('error', err));
+  }
+}
