@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
+import { PACKAGE } from '../package-root.js';
 
-/**
- * The installed package's own folder: this file is dist/cli/commands/init.js
- * (or src/cli/commands/init.ts under tsx), three levels below it.
- */
-const PACKAGE_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+/** The installed package's own folder, where the bundled agents and environments are. */
+const PACKAGE_ROOT = PACKAGE.root;
 
 /** What a working home gets from the package: the bundled agents and the local environment. */
 const BUNDLED = ['agents/demo', 'agents/claude', 'environments/local.yaml'];
