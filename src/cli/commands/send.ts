@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import { sendMessage } from '../../core/session-ops.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { readStdin } from '../stdin.js';
@@ -25,6 +24,8 @@ export async function run(ctx: CliContext, { args, rest, flags }: CommandInput):
   ctx.store.require(id);
   if (flags.lines === true) {
     if (args.text !== undefined) throw new UsageError('--lines reads messages from stdin; give no <text>');
+    // Loaded here: only --lines reads stdin line by line.
+    const { createInterface } = await import('node:readline');
     const rl = createInterface({ input: ctx.stdin, crlfDelay: Infinity });
     let n = 0;
     for await (const line of rl) {

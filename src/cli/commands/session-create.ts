@@ -1,6 +1,6 @@
 import { listAgents } from '../../core/definitions.js';
 import { OpenboaError, notFound } from '../../core/errors.js';
-import { createSession } from '../../core/session-ops.js';
+import { createSession } from '../../core/create-session.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { listEnvironments } from '../definitions-list.js';
 

@@ -1,4 +1,5 @@
-import { createSession, sendMessage } from '../../core/session-ops.js';
+import { sendMessage } from '../../core/session-ops.js';
+import { createSession } from '../../core/create-session.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { runDaemon } from './daemon.js';
 
