@@ -13,22 +13,6 @@ import { chmodSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 
-/**
- * zod's \`z\` namespace carries \`z.locales\`: its error messages in 50 languages,
- * about half of what zod puts in the bundle and all of it compiled on every
- * start. openboa uses zod's default (English) messages only, which zod
- * configures from locales/en.js itself; \`z.locales\` is left holding \`en\`.
- */
-const englishOnlyZod = {
-  name: 'english-only-zod',
-  setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: path.join(path.dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-en' } : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: "export { default as en } from './en.js';\n", resolveDir: path.dirname(args.path), loader: 'js' }));
-  },
-};
-
 const root = path.resolve(import.meta.dirname, '..');
 const outdir = path.join(root, 'dist', 'cli');
 rmSync(path.join(outdir, 'chunks'), { recursive: true, force: true });
@@ -47,7 +31,6 @@ await build({
   external: ['node-pty', '@anthropic-ai/sdk'],
   // Bundled CommonJS packages (commander, proper-lockfile, ...) call require() for Node's own modules.
   banner: { js: "import { createRequire as __openboaCreateRequire } from 'node:module';\nconst require = __openboaCreateRequire(import.meta.url);" },
-  plugins: [englishOnlyZod],
   logLevel: 'warning',
 });
 chmodSync(path.join(outdir, 'main.js'), 0o755);

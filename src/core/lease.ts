@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import lockfile from 'proper-lockfile';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from './store/atomic-file.js';
