@@ -9,12 +9,14 @@ import { benchReadTail } from './read-tail.js';
 import { benchDaemon } from './daemon.js';
 import { benchWakeSize } from './wake-size.js';
 import { benchPromptCache } from './prompt-cache.js';
+import { benchCliStart } from './cli-start.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
   daemon: benchDaemon,
   'wake-size': () => benchWakeSize(),
   'prompt-cache': () => benchPromptCache(),
+  'cli-start': () => benchCliStart(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
