@@ -6,7 +6,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Deps } from '../core/deps.js';
-import { OpenboaError } from '../core/errors.js';
+import type { OpenboaError } from '../core/errors.js';
 import { COMMANDS } from './commands/index.js';
 import { Output } from './output.js';
 import { UsageError } from './command.js';
@@ -60,7 +60,7 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
     const code = await command.run({ home, deps, store, out, json: parsed.json, stdin: o.stdin, signal: o.signal, cwd: o.cwd }, input);
     return code ?? EXIT.ok;
   } catch (e) {
-    return reportError(out, e);
+    return await reportError(out, e);
   }
 }
 
@@ -73,12 +73,14 @@ function cliWording(e: OpenboaError): string {
   return e.message;
 }
 
-function reportError(out: Output, e: unknown): number {
+async function reportError(out: Output, e: unknown): Promise<number> {
   if (e instanceof UsageError) {
     out.error('usage', e.message);
     return EXIT.usage;
   }
-  if (OpenboaError.is(e)) {
+  // Loaded only now: an error from the core means the core is loaded already.
+  const errors = await import('../core/errors.js');
+  if (errors.OpenboaError.is(e)) {
     out.error(e.code, cliWording(e));
     switch (e.code) {
       case 'not_found':
