@@ -10,6 +10,7 @@ import { benchDaemon, idleFlat } from './daemon.js';
 import { benchWakeSize } from './wake-size.js';
 import { benchPromptCache } from './prompt-cache.js';
 import { benchNeighbour } from './neighbour.js';
+import { benchCliStart } from './cli-start.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -18,6 +19,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'wake-size': () => benchWakeSize(),
   'prompt-cache': () => benchPromptCache(),
   neighbour: () => benchNeighbour(),
+  'cli-start': () => benchCliStart(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

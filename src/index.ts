@@ -6,7 +6,8 @@
 export { Home, resolveHome, type SessionPaths } from './core/home.js';
 export { systemDeps, type Deps } from './core/deps.js';
 export { SessionStore, START, type StoreDeps, type Cursor, type EventLines, type FollowOptions } from './core/store/session-store.js';
-export { createSession, sendMessage, interruptSession, updateSession } from './core/session-ops.js';
+export { createSession } from './core/create-session.js';
+export { sendMessage, interruptSession, updateSession } from './core/session-ops.js';
 export { wake } from './core/run/wake.js';
 export type { Runtime, WakeOptions, WakeResult } from './core/run/run-context.js';
 export { OpenboaError, type ErrorCode } from './core/errors.js';

@@ -1,6 +1,8 @@
 /**
- * The shape of one CLI command and what it is handed. Each command lives in
- * its own file under src/cli/commands/ and exports a CommandSpec.
+ * The shape of one CLI command and what it is handed. Each command's code
+ * lives in its own file under src/cli/commands/ and exports `run`; its words,
+ * arguments and help are a CommandSpec in commands/index.ts, which imports the
+ * code only when the command runs.
  */
 import type { Readable } from 'node:stream';
 import type { Home } from '../core/home.js';
@@ -52,6 +54,12 @@ export interface CommandSpec {
   details?: string;
   /** Whether words past the declared arguments are accepted (joined into the last one). */
   rest?: boolean;
+  /** Imports the command's code (called only when the command runs). */
+  load(): Promise<CommandModule>;
+}
+
+/** What a file under src/cli/commands/ exports. */
+export interface CommandModule {
   /** Returns the exit code (default 0). */
   run(ctx: CliContext, input: CommandInput): Promise<number | void>;
 }

@@ -6,7 +6,7 @@
  * stream is a TTY, NO_COLOR is unset and the output is not --json.
  */
 import type { Writable } from 'node:stream';
-import { Redactor } from '../core/redact.js';
+import type { Redactor } from '../core/redact.js';
 import { DEFAULT_COLUMNS, STATUS_COLOUR, paint, type Colour } from './terminal.js';
 
 export interface OutputOptions {
@@ -18,8 +18,11 @@ export interface OutputOptions {
   terminalColumns?: number;
 }
 
+/** Text as it is: the redactor until a command sets its session's (so help and the version load no core). */
+const AS_IS: Pick<Redactor, 'text'> = { text: (s) => s };
+
 export class Output {
-  redactor: Redactor = Redactor.none;
+  redactor: Pick<Redactor, 'text'> = AS_IS;
   readonly color: { out: boolean; err: boolean };
   readonly columns: number;
   readonly terminalColumns: number | undefined;

@@ -5,16 +5,13 @@
  * usage or input, 3 not found, 4 busy.
  */
 import type { Readable, Writable } from 'node:stream';
-import { resolveHome } from '../core/home.js';
-import { systemDeps, type Deps } from '../core/deps.js';
-import { SessionStore } from '../core/store/session-store.js';
-import { OpenboaError } from '../core/errors.js';
+import type { Deps } from '../core/deps.js';
+import type { OpenboaError } from '../core/errors.js';
 import { COMMANDS } from './commands/index.js';
 import { Output } from './output.js';
 import { UsageError } from './command.js';
 import { EXIT } from './exit.js';
 import { parseArgv } from './program.js';
-import { resolveSessionId } from './session-id.js';
 import { colorEnabled, columnsOf, type StreamLike } from './terminal.js';
 
 export interface RunOptions {
@@ -46,15 +43,24 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
     const parsed = parseArgv(argv, COMMANDS, { stdout: o.stdout, columns });
     if (parsed.shown) return EXIT.ok;
     const { spec, input } = parsed;
+    // The core and the command's own code load only now, and only what this command imports:
+    // help, the version and a mistake in the command line need none of it.
+    const [{ resolveHome }, { systemDeps }, { SessionStore }, { resolveSessionId }, command] = await Promise.all([
+      import('../core/home.js'),
+      import('../core/deps.js'),
+      import('../core/store/session-store.js'),
+      import('./session-id.js'),
+      spec.load(),
+    ]);
     const home = resolveHome(parsed.home, o.env, o.cwd);
     const deps = o.deps ?? systemDeps(o.env);
     const store = new SessionStore(home, deps);
     // Every command that takes a session id takes a unique prefix of one.
     if (input.args.id !== undefined && spec.args?.some((a) => a.name === 'id')) input.args.id = resolveSessionId(store, input.args.id);
-    const code = await spec.run({ home, deps, store, out, json: parsed.json, stdin: o.stdin, signal: o.signal, cwd: o.cwd }, input);
+    const code = await command.run({ home, deps, store, out, json: parsed.json, stdin: o.stdin, signal: o.signal, cwd: o.cwd }, input);
     return code ?? EXIT.ok;
   } catch (e) {
-    return reportError(out, e);
+    return await reportError(out, e);
   }
 }
 
@@ -67,12 +73,14 @@ function cliWording(e: OpenboaError): string {
   return e.message;
 }
 
-function reportError(out: Output, e: unknown): number {
+async function reportError(out: Output, e: unknown): Promise<number> {
   if (e instanceof UsageError) {
     out.error('usage', e.message);
     return EXIT.usage;
   }
-  if (OpenboaError.is(e)) {
+  // Loaded only now: an error from the core means the core is loaded already.
+  const errors = await import('../core/errors.js');
+  if (errors.OpenboaError.is(e)) {
     out.error(e.code, cliWording(e));
     switch (e.code) {
       case 'not_found':

@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
+import { PACKAGE } from './package-root.js';
 
-const require = createRequire(import.meta.url);
-/** The package version, read from package.json (two levels up from dist/cli or src/cli). */
-export const VERSION: string = (require('../../package.json') as { version: string }).version;
+/** The package version, from the installed package.json. */
+export const VERSION: string = PACKAGE.version;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML, { LineCounter } from 'yaml';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { AgentDefinition, EnvironmentDefinition, Script } from './schema/index.js';
 import type { Home } from './home.js';
 import { invalidInput, notFound } from './errors.js';

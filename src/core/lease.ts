@@ -15,14 +15,22 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import lockfile from 'proper-lockfile';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from './store/atomic-file.js';
 
 /** A dead holder's lease is taken over after this long without a refresh. */
 export const LEASE_STALE_MS = 10_000;
+
+/**
+ * proper-lockfile, loaded on first use: it brings graceful-fs (which patches
+ * fs) and signal-exit, which a command that never takes or checks a lease
+ * need not load.
+ */
+async function lockfile(): Promise<typeof import('proper-lockfile')> {
+  return (await import('proper-lockfile')).default;
+}
 
 export const LeaseOwner = z.object({
   pid: z.number().int(),
@@ -216,7 +224,7 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   let compromised: Error | null = null;
   let releaseLock: () => Promise<void>;
   try {
-    releaseLock = await lockfile.lock(p.dir, {
+    releaseLock = await (await lockfile()).lock(p.dir, {
       lockfilePath: p.lease,
       realpath: false,
       stale: opts.staleMs ?? LEASE_STALE_MS,
@@ -282,8 +290,11 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
 
 /** Whether a live (non-stale) lease is held on the session, by anyone. */
 export async function leaseHeld(p: LockPaths, staleMs = LEASE_STALE_MS): Promise<boolean> {
+  // No lock file is no lease (what proper-lockfile's check answers too), without loading it: the common case
+  // of `openboa send` on a home where no daemon runs. A lease taken just after this is as if taken after the answer.
+  if (!fs.existsSync(p.lease)) return false;
   try {
-    return await lockfile.check(p.dir, { lockfilePath: p.lease, realpath: false, stale: staleMs });
+    return await (await lockfile()).check(p.dir, { lockfilePath: p.lease, realpath: false, stale: staleMs });
   } catch {
     return false;
   }

@@ -1,40 +1,18 @@
 /**
- * What callers do to sessions without a model: create one, send it a message,
- * schedule a revisit, ask for its status. The CLI, the daemon's first-run demo
- * and the tests all go through these.
+ * What callers do to sessions without a model: send one a message, schedule a
+ * revisit, answer it, ask for its status (creating one is create-session.ts).
+ * The CLI, the daemon's first-run demo and the tests all go through these.
+ * None of them reads the agent or environment definitions, so none loads the
+ * YAML parser: `openboa send` starts without it.
  */
 import type { Clock } from './clock.js';
 import { iso } from './clock.js';
-import { loadAgent, loadEnvironment } from './definitions.js';
 import { SessionStore } from './store/session-store.js';
 import { dueWakes, nextWakeAt } from './store/wake-queue-fold.js';
 import { leaseHeld, readLeaseOwner, type LeaseOwner } from './lease.js';
 import { invalidField, invalidInput } from './errors.js';
 import { answerProblem, openActions } from './store/answer-problem.js';
 import type { SessionEvent, SessionSnapshot, UserContentBlock } from './schema/index.js';
-
-export interface CreateInput {
-  agent: string;
-  env?: string | undefined;
-  title?: string | undefined;
-  parentSessionId?: string | undefined;
-  /** Extra environment variables for this session only, layered over the environment's. */
-  env_overrides?: Record<string, string> | undefined;
-}
-
-/** Creates a session after checking that its agent and environment load. */
-export function createSession(store: SessionStore, input: CreateInput): SessionSnapshot {
-  const agent = loadAgent(store.home, input.agent);
-  const envId = input.env ?? agent.def.environment;
-  loadEnvironment(store.home, envId);
-  return store.create({
-    agentId: agent.id,
-    environmentId: envId,
-    title: input.title ?? null,
-    parentSessionId: input.parentSessionId ?? null,
-    ...(input.env_overrides ? { overrides: { env: input.env_overrides } } : {}),
-  });
-}
 
 export function sendMessage(store: SessionStore, sessionId: string, content: string | UserContentBlock[]): SessionEvent {
   if (typeof content === 'string' && content.trim() === '') throw invalidInput('the message is empty');

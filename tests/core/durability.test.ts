@@ -159,3 +159,12 @@ test('a wake queue shortened under its cursor rebuilds too', (t) => {
   const snap = new SessionStore(s.h.home, s.deps).snapshot(s.id);
   assert.deepEqual(snap.pending_wakes.map((w) => w.reason), ['first']);
 });
+
+test("the CLI's --fsync help names exactly the store's policies and default", async () => {
+  const { FSYNC_POLICIES, DEFAULT_FSYNC } = await import('../../src/core/store/durability.js');
+  const { COMMANDS } = await import('../../src/cli/commands/index.js');
+  const daemon = COMMANDS.find((c) => c.path.join(' ') === 'daemon');
+  const opt = daemon?.options?.fsync;
+  assert.equal(opt?.value, FSYNC_POLICIES.join('|'));
+  assert.match(opt?.description ?? '', new RegExp(`\\(default ${DEFAULT_FSYNC}\\)$`));
+});

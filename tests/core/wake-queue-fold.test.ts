@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/session-ops.js';
+import { createSession } from '../../src/core/create-session.js';
 import { viewWakes } from '../../src/core/wake-view.js';
 import { iso } from '../../src/core/clock.js';
 import { tempHome } from '../helpers/home.js';

@@ -1,6 +1,6 @@
 import { Daemon } from '../../daemon/daemon.js';
 import { probeCapabilities } from '../../core/sandbox/isolation.js';
-import type { CliContext, CommandSpec } from '../command.js';
+import type { CliContext, CommandInput } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
 import { SessionStore } from '../../core/store/session-store.js';
@@ -49,18 +49,5 @@ async function serve(ctx: CliContext, flags: Record<string, string | boolean | u
   return 0;
 }
 
-export const DAEMON_OPTIONS = {
-  concurrency: { type: 'string', value: 'N', description: 'runs at once (default 4)' },
-  poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems)' },
-  sweep: { type: 'string', value: 'SECONDS', description: 'how often to re-check every session for missed changes (default 30)' },
-  fsync: { type: 'string', value: FSYNC_POLICIES.join('|'), description: `when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default ${DEFAULT_FSYNC})` },
-  'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
-} as const;
-
-export const daemonCommand: CommandSpec = {
-  path: ['daemon'],
-  summary: 'the worker: watch sessions, wake them, repeat (Ctrl-C stops it cleanly)',
-  options: DAEMON_OPTIONS,
-  details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once.',
-  run: (ctx, { flags }) => runDaemon(ctx, flags),
-};
+/** `openboa daemon`. */
+export const run = (ctx: CliContext, { flags }: CommandInput): Promise<number> => runDaemon(ctx, flags);

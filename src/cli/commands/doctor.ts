@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CliContext, CommandSpec } from '../command.js';
+import type { CliContext } from '../command.js';
 import { EXIT } from '../exit.js';
 import { loadAllAgents, loadAllEnvironments, type AgentEntry, type EnvironmentEntry } from '../definitions-list.js';
 import type { Colour } from '../terminal.js';
@@ -84,29 +84,24 @@ async function checkDaemon(ctx: CliContext): Promise<Check> {
   return { name: 'daemon', status: 'ok', message: `a daemon is running on this home${d.pid ? ` (pid ${d.pid}${d.host ? ` on ${d.host}` : ''}${d.acquired_at ? `, since ${d.acquired_at}` : ''})` : ''}` };
 }
 
-export const doctor: CommandSpec = {
-  path: ['doctor'],
-  summary: 'check that sessions can run here: the sandbox, the home, the definitions, the model key, the daemon',
-  details: 'Exit 0 when everything needed is usable, 1 when a check failed. --json prints {"home","ok","checks":[{"name","status","message"}]}.',
-  async run(ctx) {
-    const root = ctx.home.root;
-    const agents = loadAllAgents(ctx.home);
-    const envs = loadAllEnvironments(ctx.home);
-    const checks: Check[] = [
-      checkHome(root),
-      checkDefinitions(agents, envs),
-      await checkSandbox(envs),
-      checkModelKey(agents, ctx.deps.env),
-      await checkDaemon(ctx),
-    ];
-    const failed = checks.filter((c) => c.status === 'fail');
-    ctx.out.result({ home: root, ok: failed.length === 0, checks }, () => {
-      const nameWidth = Math.max(...checks.map((c) => c.name.length));
-      const lines = [`openboa doctor: home ${root}`];
-      for (const c of checks) lines.push(`  ${ctx.out.paint(COLOUR[c.status], c.status.padEnd(4))}  ${c.name.padEnd(nameWidth)}  ${c.message}`);
-      lines.push(failed.length ? `not ready: ${failed.map((c) => c.name).join(', ')} failed` : 'ready: sessions can run here');
-      return lines.join('\n');
-    });
-    return failed.length ? EXIT.failure : EXIT.ok;
-  },
-};
+export async function run(ctx: CliContext): Promise<number | void> {
+  const root = ctx.home.root;
+  const agents = loadAllAgents(ctx.home);
+  const envs = loadAllEnvironments(ctx.home);
+  const checks: Check[] = [
+    checkHome(root),
+    checkDefinitions(agents, envs),
+    await checkSandbox(envs),
+    checkModelKey(agents, ctx.deps.env),
+    await checkDaemon(ctx),
+  ];
+  const failed = checks.filter((c) => c.status === 'fail');
+  ctx.out.result({ home: root, ok: failed.length === 0, checks }, () => {
+    const nameWidth = Math.max(...checks.map((c) => c.name.length));
+    const lines = [`openboa doctor: home ${root}`];
+    for (const c of checks) lines.push(`  ${ctx.out.paint(COLOUR[c.status], c.status.padEnd(4))}  ${c.name.padEnd(nameWidth)}  ${c.message}`);
+    lines.push(failed.length ? `not ready: ${failed.map((c) => c.name).join(', ')} failed` : 'ready: sessions can run here');
+    return lines.join('\n');
+  });
+  return failed.length ? EXIT.failure : EXIT.ok;
+}

@@ -1,6 +1,6 @@
 import { describeEvent, viewEvents, type EventView } from '../../core/event-view.js';
 import type { SessionEvent } from '../../core/schema/index.js';
-import type { CliContext, CommandSpec } from '../command.js';
+import type { CliContext, CommandInput } from '../command.js';
 import { wholeNumberFlag } from '../flags.js';
 import { redactFor } from '../session-redactor.js';
 
@@ -94,31 +94,21 @@ function print(ctx: CliContext, v: EventView, full: boolean, clip: Clip) {
   ctx.out.result(v, () => render(ctx, v, full, clip));
 }
 
-export const events: CommandSpec = {
-  path: ['events'],
-  summary: "read a session's log (normalised; --json prints one event per line)",
-  args: [{ name: 'id', required: true, description: 'the session id' }],
-  options: {
-    follow: { type: 'boolean', short: 'f', description: 'keep printing lines as they are appended (until Ctrl-C)' },
-    limit: { type: 'string', value: 'N', description: 'only the last N lines' },
-    full: { type: 'boolean', description: 'print every message whole (the default view clips each line to the terminal width)' },
-  },
-  async run(ctx, { args, flags }) {
-    const id = args.id as string;
-    const limit = wholeNumberFlag(flags, 'limit', { example: 20 }) ?? Infinity;
-    const full = flags.full === true;
-    const clip: Clip = ctx.json || full ? (t) => t : (await import('../width.js')).clipToWidth;
-    ctx.store.require(id);
-    redactFor(ctx, id);
-    const first = ctx.store.readEvents(id);
-    const all = viewEvents(first.lines);
-    for (const v of limit === Infinity ? all : all.slice(Math.max(0, all.length - limit))) print(ctx, v, full, clip);
-    if (flags.follow !== true) return;
+export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {
+  const id = args.id as string;
+  const limit = wholeNumberFlag(flags, 'limit', { example: 20 }) ?? Infinity;
+  const full = flags.full === true;
+  const clip: Clip = ctx.json || full ? (t) => t : (await import('../width.js')).clipToWidth;
+  ctx.store.require(id);
+  redactFor(ctx, id);
+  const first = ctx.store.readEvents(id);
+  const all = viewEvents(first.lines);
+  for (const v of limit === Infinity ? all : all.slice(Math.max(0, all.length - limit))) print(ctx, v, full, clip);
+  if (flags.follow !== true) return;
 
-    // New lines as they are appended, until Ctrl-C (the store watches the session's folder).
-    for await (const batch of ctx.store.follow(id, { from: first.cursor, signal: ctx.signal })) {
-      if (batch.reset) ctx.out.warn(`the log of session ${id} was replaced; reading it again from line 1`);
-      for (const v of viewEvents(batch.lines)) print(ctx, v, full, clip);
-    }
-  },
-};
+  // New lines as they are appended, until Ctrl-C (the store watches the session's folder).
+  for await (const batch of ctx.store.follow(id, { from: first.cursor, signal: ctx.signal })) {
+    if (batch.reset) ctx.out.warn(`the log of session ${id} was replaced; reading it again from line 1`);
+    for (const v of viewEvents(batch.lines)) print(ctx, v, full, clip);
+  }
+}

@@ -1,39 +1,177 @@
-/** Every command, in the order `openboa --help` lists them. */
-import type { CommandSpec } from '../command.js';
-import { sessionCreate } from './session-create.js';
-import { sessions } from './sessions.js';
-import { status } from './status.js';
-import { send } from './send.js';
-import { events } from './events.js';
-import { schedule } from './schedule.js';
-import { wakes } from './wakes.js';
-import { start } from './start.js';
-import { wakeCommand } from './wake.js';
-import { daemonCommand } from './daemon.js';
-import { confirm } from './confirm.js';
-import { toolResult } from './tool-result.js';
-import { interrupt } from './interrupt.js';
-import { sessionUpdate } from './session-update.js';
-import { agents } from './agents.js';
-import { init } from './init.js';
-import { doctor } from './doctor.js';
+/**
+ * Every command, in the order `openboa --help` lists them: the words that
+ * select it, its arguments, options and help, and where its code is. The code
+ * (src/cli/commands/<name>.ts, exporting `run`) is imported only when the
+ * command runs, so `--help`, `--version` and a mistyped command load none of
+ * it, and a command loads only what it uses.
+ */
+import type { CommandSpec, OptionSpec } from '../command.js';
+
+/** The options of `daemon` and `start` (which runs the daemon). */
+const DAEMON_OPTIONS: Record<string, OptionSpec> = {
+  concurrency: { type: 'string', value: 'N', description: 'runs at once (default 4)' },
+  poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems)' },
+  sweep: { type: 'string', value: 'SECONDS', description: 'how often to re-check every session for missed changes (default 30)' },
+  // Spelled out, not imported: the catalog loads nothing from core (the policies and default are durability.ts's; a test holds them equal).
+  fsync: { type: 'string', value: 'always|run|never', description: "when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default run)" },
+  'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
+};
+
+/** The statuses `sessions --status` filters on. */
+export const SESSION_STATUSES = ['idle', 'running', 'rescheduling', 'terminated'] as const;
 
 export const COMMANDS: CommandSpec[] = [
-  init,
-  doctor,
-  start,
-  daemonCommand,
-  wakeCommand,
-  agents,
-  sessionCreate,
-  sessionUpdate,
-  sessions,
-  status,
-  send,
-  events,
-  confirm,
-  toolResult,
-  interrupt,
-  schedule,
-  wakes,
+  {
+    path: ['init'],
+    summary: 'make a folder a working home: the bundled demo and claude agents, environments/local.yaml, sessions/',
+    args: [{ name: 'dir', required: false, description: 'the folder (created if missing); default: the home (--home, $OPENBOA_HOME, else the current directory)' }],
+    details: 'Existing files are never overwritten: they are kept as they are and listed. Running it again on a home only adds what is missing.',
+    load: () => import('./init.js'),
+  },
+  {
+    path: ['doctor'],
+    summary: 'check that sessions can run here: the sandbox, the home, the definitions, the model key, the daemon',
+    details: 'Exit 0 when everything needed is usable, 1 when a check failed. --json prints {"home","ok","checks":[{"name","status","message"}]}.',
+    load: () => import('./doctor.js'),
+  },
+  {
+    path: ['start'],
+    summary: 'the first minute: create a demo session if there is none, then run the daemon',
+    options: DAEMON_OPTIONS,
+    details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network.",
+    load: () => import('./start.js'),
+  },
+  {
+    path: ['daemon'],
+    summary: 'the worker: watch sessions, wake them, repeat (Ctrl-C stops it cleanly)',
+    options: DAEMON_OPTIONS,
+    details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once.',
+    load: () => import('./daemon.js'),
+  },
+  {
+    path: ['wake'],
+    summary: 'run a session once now, in this process, and print what happened',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    details:
+      'Exit 0 when the run executed or was skipped (nothing to do), 1 when the run failed (its error is printed), 2 when the agent or environment definition does not load (the message names the file and field), 4 when another process holds the session.',
+    load: () => import('./wake.js'),
+  },
+  {
+    path: ['agents'],
+    summary: "list the home's agents (provider, model) and environments (sandbox, network)",
+    details: 'A definition that does not load is listed with its error. --json prints {"agents":[...],"environments":[...]}.',
+    load: () => import('./agents.js'),
+  },
+  {
+    path: ['session', 'create'],
+    summary: 'create a session and print its id',
+    options: {
+      agent: { type: 'string', value: 'A', description: 'the agent (agents/<A>/agent.yaml); required; openboa agents lists them' },
+      env: { type: 'string', value: 'E', description: "the environment (environments/<E>.yaml); default: the agent's" },
+      title: { type: 'string', value: 'T', description: 'a title for people' },
+    },
+    load: () => import('./session-create.js'),
+  },
+  {
+    path: ['session', 'update'],
+    summary: "change a session's own definition (from its next run): title, token budget",
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: {
+      title: { type: 'string', value: 'T', description: 'a new title' },
+      budget: { type: 'string', value: 'N|none', description: 'session_token_budget for this session: tokens, or none for no cap' },
+    },
+    load: () => import('./session-update.js'),
+  },
+  {
+    path: ['sessions'],
+    summary: 'list sessions, newest first, with status, stop reason and next due wake',
+    options: {
+      status: { type: 'string', value: 'S', description: `only sessions in this status: ${SESSION_STATUSES.join(', ')}` },
+      limit: { type: 'string', value: 'N', description: 'at most N sessions (the newest)' },
+    },
+    load: () => import('./sessions.js'),
+  },
+  {
+    path: ['status'],
+    summary: 'show a session: status, lease holder, pending work, next wake',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    load: () => import('./status.js'),
+  },
+  {
+    path: ['send'],
+    rest: true,
+    summary: 'append a user.message to a session',
+    args: [
+      { name: 'id', required: true, description: 'the session id' },
+      { name: 'text', required: false, description: 'the message; "-" reads it from stdin' },
+    ],
+    options: {
+      lines: { type: 'boolean', description: 'read stdin and send each non-empty line as its own message' },
+    },
+    details: 'The message is always appended. When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result).',
+    load: () => import('./send.js'),
+  },
+  {
+    path: ['events'],
+    summary: "read a session's log (normalised; --json prints one event per line)",
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: {
+      follow: { type: 'boolean', short: 'f', description: 'keep printing lines as they are appended (until Ctrl-C)' },
+      limit: { type: 'string', value: 'N', description: 'only the last N lines' },
+      full: { type: 'boolean', description: 'print every message whole (the default view clips each line to the terminal width)' },
+    },
+    load: () => import('./events.js'),
+  },
+  {
+    path: ['confirm'],
+    summary: 'answer a tool use that asks for confirmation (always_ask): allow or deny',
+    args: [
+      { name: 'id', required: true, description: 'the session id' },
+      { name: 'tool_use_event_id', required: true, description: 'the agent.tool_use event id (openboa status lists them)' },
+    ],
+    options: {
+      allow: { type: 'boolean', description: 'run the tool with the input the model gave' },
+      deny: { type: 'boolean', description: 'do not run it; the model is told' },
+      message: { type: 'string', value: 'M', description: 'with --deny: why, for the model' },
+    },
+    load: () => import('./confirm.js'),
+  },
+  {
+    path: ['tool-result'],
+    rest: true,
+    summary: 'answer a custom tool use with its result',
+    args: [
+      { name: 'id', required: true, description: 'the session id' },
+      { name: 'custom_tool_use_event_id', required: true, description: 'the agent.custom_tool_use event id (openboa status lists them)' },
+      { name: 'text', required: true, description: 'the result for the model; "-" reads it from stdin' },
+    ],
+    options: {
+      error: { type: 'boolean', description: 'the tool failed; the text says how' },
+    },
+    load: () => import('./tool-result.js'),
+  },
+  {
+    path: ['interrupt'],
+    summary: 'stop a session: abort its run, close what it waits on, cancel its revisits',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { reason: { type: 'string', value: 'R', description: 'why (kept in the log)' } },
+    load: () => import('./interrupt.js'),
+  },
+  {
+    path: ['schedule'],
+    summary: 'schedule a revisit of a session (append a wake.scheduled)',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: {
+      in: { type: 'string', value: 'DURATION', description: 'from now: 90s, 10m, 1h30m, 2d (a bare number is seconds)' },
+      at: { type: 'string', value: 'ISO', description: 'at a time, e.g. 2026-11-21T10:05:00Z' },
+      reason: { type: 'string', value: 'R', description: 'what the revisit is for (shown to the agent)' },
+    },
+    load: () => import('./schedule.js'),
+  },
+  {
+    path: ['wakes'],
+    summary: "a session's wake queue folded: pending, due, consumed, cancelled",
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    load: () => import('./wakes.js'),
+  },
 ];

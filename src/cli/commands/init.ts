@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { UsageError, type CommandSpec } from '../command.js';
+import { UsageError, type CliContext, type CommandInput } from '../command.js';
+import { PACKAGE } from '../package-root.js';
 
-/**
- * The installed package's own folder: this file is dist/cli/commands/init.js
- * (or src/cli/commands/init.ts under tsx), three levels below it.
- */
-const PACKAGE_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+/** The installed package's own folder, where the bundled agents and environments are. */
+const PACKAGE_ROOT = PACKAGE.root;
 
 /** What a working home gets from the package: the bundled agents and the local environment. */
 const BUNDLED = ['agents/demo', 'agents/claude', 'environments/local.yaml'];
@@ -21,57 +19,51 @@ function filesOf(rel: string): string[] {
     .flatMap((d) => filesOf(path.join(rel, d.name)));
 }
 
-export const init: CommandSpec = {
-  path: ['init'],
-  summary: 'make a folder a working home: the bundled demo and claude agents, environments/local.yaml, sessions/',
-  args: [{ name: 'dir', required: false, description: 'the folder (created if missing); default: the home (--home, $OPENBOA_HOME, else the current directory)' }],
-  details: 'Existing files are never overwritten: they are kept as they are and listed. Running it again on a home only adds what is missing.',
-  async run(ctx, { args }) {
-    const root = args.dir !== undefined ? path.resolve(ctx.cwd, args.dir) : ctx.home.root;
-    if (fs.existsSync(root) && !fs.statSync(root).isDirectory()) throw new UsageError(`${root} is a file, not a folder`);
-    let sources: string[];
+export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
+  const root = args.dir !== undefined ? path.resolve(ctx.cwd, args.dir) : ctx.home.root;
+  if (fs.existsSync(root) && !fs.statSync(root).isDirectory()) throw new UsageError(`${root} is a file, not a folder`);
+  let sources: string[];
+  try {
+    sources = BUNDLED.flatMap(filesOf);
+  } catch (e) {
+    throw new Error(`the openboa package at ${PACKAGE_ROOT} is incomplete (${(e as Error).message}); reinstall it`);
+  }
+  const created: string[] = [];
+  const kept: string[] = [];
+  for (const rel of sources) {
+    const dest = path.join(root, rel);
     try {
-      sources = BUNDLED.flatMap(filesOf);
+      fs.mkdirSync(path.dirname(dest), { recursive: true });
+      // COPYFILE_EXCL: the check for an existing file and the copy are one operation.
+      fs.copyFileSync(path.join(PACKAGE_ROOT, rel), dest, fs.constants.COPYFILE_EXCL);
+      created.push(rel);
     } catch (e) {
-      throw new Error(`the openboa package at ${PACKAGE_ROOT} is incomplete (${(e as Error).message}); reinstall it`);
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create ${dest}: ${(e as Error).message}`);
+      kept.push(rel);
     }
-    const created: string[] = [];
-    const kept: string[] = [];
-    for (const rel of sources) {
-      const dest = path.join(root, rel);
-      try {
-        fs.mkdirSync(path.dirname(dest), { recursive: true });
-        // COPYFILE_EXCL: the check for an existing file and the copy are one operation.
-        fs.copyFileSync(path.join(PACKAGE_ROOT, rel), dest, fs.constants.COPYFILE_EXCL);
-        created.push(rel);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create ${dest}: ${(e as Error).message}`);
-        kept.push(rel);
-      }
-    }
-    const sessions = path.join(root, 'sessions');
-    try {
-      fs.mkdirSync(sessions);
-      created.push('sessions/');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create ${sessions}: ${(e as Error).message}`);
-      kept.push('sessions/');
-    }
-    ctx.out.result({ home: root, created, kept }, () => {
-      const lines = [created.length ? `created a home in ${root}:` : `${root} is already a home; nothing to create`];
-      for (const f of created) lines.push(`  ${f}`);
-      if (kept.length && created.length) lines.push(`kept as they were (${kept.length} file(s) already there): ${kept.join(', ')}`);
-      const rel = path.relative(ctx.cwd, root);
-      const steps: Array<[string, string]> = [
-        ...(rel === '' ? [] : ([[`cd ${rel.startsWith('..') ? root : rel}`, '']] as Array<[string, string]>)),
-        ['openboa doctor', 'can sessions run here?'],
-        ['openboa session create --agent demo', 'an offline demo session; prints its id'],
-        ['openboa send <id> "hello"', ''],
-        ['openboa daemon', 'runs sessions as they get work (Ctrl-C stops it)'],
-      ];
-      const w = Math.max(...steps.map(([c]) => c.length));
-      lines.push('', 'next:', ...steps.map(([c, why]) => `  ${why ? `${c.padEnd(w)}  # ${why}` : c}`));
-      return lines.join('\n');
-    });
-  },
-};
+  }
+  const sessions = path.join(root, 'sessions');
+  try {
+    fs.mkdirSync(sessions);
+    created.push('sessions/');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create ${sessions}: ${(e as Error).message}`);
+    kept.push('sessions/');
+  }
+  ctx.out.result({ home: root, created, kept }, () => {
+    const lines = [created.length ? `created a home in ${root}:` : `${root} is already a home; nothing to create`];
+    for (const f of created) lines.push(`  ${f}`);
+    if (kept.length && created.length) lines.push(`kept as they were (${kept.length} file(s) already there): ${kept.join(', ')}`);
+    const rel = path.relative(ctx.cwd, root);
+    const steps: Array<[string, string]> = [
+      ...(rel === '' ? [] : ([[`cd ${rel.startsWith('..') ? root : rel}`, '']] as Array<[string, string]>)),
+      ['openboa doctor', 'can sessions run here?'],
+      ['openboa session create --agent demo', 'an offline demo session; prints its id'],
+      ['openboa send <id> "hello"', ''],
+      ['openboa daemon', 'runs sessions as they get work (Ctrl-C stops it)'],
+    ];
+    const w = Math.max(...steps.map(([c]) => c.length));
+    lines.push('', 'next:', ...steps.map(([c, why]) => `  ${why ? `${c.padEnd(w)}  # ${why}` : c}`));
+    return lines.join('\n');
+  });
+}

@@ -1,7 +1,7 @@
 import { listAgents } from '../../core/definitions.js';
 import { OpenboaError, notFound } from '../../core/errors.js';
-import { createSession } from '../../core/session-ops.js';
-import { UsageError, type CliContext, type CommandSpec } from '../command.js';
+import { createSession } from '../../core/create-session.js';
+import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { listEnvironments } from '../definitions-list.js';
 
 /**
@@ -20,29 +20,20 @@ function withChoices(ctx: CliContext, e: unknown): unknown {
   return notFound(`${e.message}; ${list.length ? `${kind} in this home: ${list.join(', ')}` : `this home (${ctx.home.root}) has no ${kind}: ${hint}`} (openboa agents lists them)`);
 }
 
-export const sessionCreate: CommandSpec = {
-  path: ['session', 'create'],
-  summary: 'create a session and print its id',
-  options: {
-    agent: { type: 'string', value: 'A', description: 'the agent (agents/<A>/agent.yaml); required; openboa agents lists them' },
-    env: { type: 'string', value: 'E', description: "the environment (environments/<E>.yaml); default: the agent's" },
-    title: { type: 'string', value: 'T', description: 'a title for people' },
-  },
-  async run(ctx, { flags }) {
-    const agent = flags.agent;
-    if (typeof agent !== 'string' || agent === '') {
-      throw new UsageError('missing --agent A (usage: openboa session create --agent A [--env E] [--title T])');
-    }
-    let snap;
-    try {
-      snap = createSession(ctx.store, {
-        agent,
-        env: typeof flags.env === 'string' ? flags.env : undefined,
-        title: typeof flags.title === 'string' ? flags.title : undefined,
-      });
-    } catch (e) {
-      throw withChoices(ctx, e);
-    }
-    ctx.out.result({ id: snap.id, agent_id: snap.agent_id, environment_id: snap.environment_id, title: snap.title, status: snap.status }, snap.id);
-  },
-};
+export async function run(ctx: CliContext, { flags }: CommandInput): Promise<number | void> {
+  const agent = flags.agent;
+  if (typeof agent !== 'string' || agent === '') {
+    throw new UsageError('missing --agent A (usage: openboa session create --agent A [--env E] [--title T])');
+  }
+  let snap;
+  try {
+    snap = createSession(ctx.store, {
+      agent,
+      env: typeof flags.env === 'string' ? flags.env : undefined,
+      title: typeof flags.title === 'string' ? flags.title : undefined,
+    });
+  } catch (e) {
+    throw withChoices(ctx, e);
+  }
+  ctx.out.result({ id: snap.id, agent_id: snap.agent_id, environment_id: snap.environment_id, title: snap.title, status: snap.status }, snap.id);
+}

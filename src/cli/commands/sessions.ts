@@ -1,63 +1,54 @@
 import { openActions } from '../../core/store/answer-problem.js';
 import { nextWakeAt } from '../../core/store/wake-queue-fold.js';
-import type { CommandSpec } from '../command.js';
+import type { CliContext, CommandInput } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
+import { SESSION_STATUSES } from './index.js';
 
-const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'] as const;
-
-export const sessions: CommandSpec = {
-  path: ['sessions'],
-  summary: 'list sessions, newest first, with status, stop reason and next due wake',
-  options: {
-    status: { type: 'string', value: 'S', description: `only sessions in this status: ${STATUSES.join(', ')}` },
-    limit: { type: 'string', value: 'N', description: 'at most N sessions (the newest)' },
-  },
-  async run(ctx, { flags }) {
-    const status = choiceFlag(flags, 'status', STATUSES);
-    const limit = wholeNumberFlag(flags, 'limit', { min: 1, example: 20 }) ?? Infinity;
-    const rows = [];
-    // Session ids are UUIDv7: sorted descending, the newest come first.
-    for (const id of ctx.store.listIds().reverse()) {
-      if (rows.length >= limit) break;
-      let row;
-      try {
-        const s = ctx.store.snapshot(id);
-        row = {
-          id,
-          agent_id: s.agent_id,
-          title: s.title,
-          status: s.status,
-          stop_reason: s.stop_reason?.type ?? null,
-          pending_events: s.pending_events.length,
-          requires_action: openActions(s).length,
-          next_wake_at: nextWakeAt(s),
-          updated_at: s.updated_at,
-        };
-      } catch (e) {
-        row = { id, error: (e as Error).message };
-      }
-      // An unreadable session has no status: it is listed only when no status is asked for.
-      if (status !== undefined && (!('status' in row) || row.status !== status)) continue;
-      rows.push(row);
+export async function run(ctx: CliContext, { flags }: CommandInput): Promise<number | void> {
+  const status = choiceFlag(flags, 'status', SESSION_STATUSES);
+  const limit = wholeNumberFlag(flags, 'limit', { min: 1, example: 20 }) ?? Infinity;
+  const rows = [];
+  // Session ids are UUIDv7: sorted descending, the newest come first.
+  for (const id of ctx.store.listIds().reverse()) {
+    if (rows.length >= limit) break;
+    let row;
+    try {
+      const s = ctx.store.snapshot(id);
+      row = {
+        id,
+        agent_id: s.agent_id,
+        title: s.title,
+        status: s.status,
+        stop_reason: s.stop_reason?.type ?? null,
+        pending_events: s.pending_events.length,
+        requires_action: openActions(s).length,
+        next_wake_at: nextWakeAt(s),
+        updated_at: s.updated_at,
+      };
+    } catch (e) {
+      row = { id, error: (e as Error).message };
     }
-    if (ctx.json) {
-      for (const r of rows) ctx.out.data(r);
-      return;
-    }
-    if (rows.length === 0) {
-      ctx.out.line(status === undefined ? `no sessions in ${ctx.home.sessionsDir}` : `no ${status} sessions in ${ctx.home.sessionsDir}`);
-      return;
-    }
-    const { table } = await import('../width.js');
-    ctx.out.line(
-      table(
-        ['ID', 'AGENT', 'STATUS', 'STOP', 'PENDING', 'NEXT WAKE', 'TITLE'],
-        rows.map((r) =>
-          'error' in r
-            ? [r.id, '?', ctx.out.status('unreadable'), '', '', '', r.error ?? '']
-            : [r.id, r.agent_id, ctx.out.status(r.status), r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', r.title ?? ''],
-        ),
+    // An unreadable session has no status: it is listed only when no status is asked for.
+    if (status !== undefined && (!('status' in row) || row.status !== status)) continue;
+    rows.push(row);
+  }
+  if (ctx.json) {
+    for (const r of rows) ctx.out.data(r);
+    return;
+  }
+  if (rows.length === 0) {
+    ctx.out.line(status === undefined ? `no sessions in ${ctx.home.sessionsDir}` : `no ${status} sessions in ${ctx.home.sessionsDir}`);
+    return;
+  }
+  const { table } = await import('../width.js');
+  ctx.out.line(
+    table(
+      ['ID', 'AGENT', 'STATUS', 'STOP', 'PENDING', 'NEXT WAKE', 'TITLE'],
+      rows.map((r) =>
+        'error' in r
+          ? [r.id, '?', ctx.out.status('unreadable'), '', '', '', r.error ?? '']
+          : [r.id, r.agent_id, ctx.out.status(r.status), r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', r.title ?? ''],
       ),
-    );
-  },
-};
+    ),
+  );
+}

@@ -1,35 +1,30 @@
 import { viewWakes } from '../../core/wake-view.js';
-import type { CommandSpec } from '../command.js';
+import type { CliContext, CommandInput } from '../command.js';
 
-export const wakes: CommandSpec = {
-  path: ['wakes'],
-  summary: "a session's wake queue folded: pending, due, consumed, cancelled",
-  args: [{ name: 'id', required: true, description: 'the session id' }],
-  async run(ctx, { args }) {
-    const id = args.id as string;
-    const snap = ctx.store.snapshot(id);
-    const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now(), snap);
-    if (ctx.json) {
-      for (const w of list) ctx.out.data(w);
-      for (const i of invalid) ctx.out.data({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } });
-      return;
-    }
-    const { table } = await import('../width.js');
-    if (list.length === 0) ctx.out.line('no wakes');
-    else
-      ctx.out.line(
-        table(
-          ['ID', 'STATE', 'DUE', 'SOURCE', 'REASON', 'DETAIL'],
-          list.map((w) => [
-            w.id,
-            w.state,
-            `${w.due_at}${w.provisional ? ' (provisional)' : ''}`,
-            w.source,
-            w.reason,
-            w.state === 'consumed' ? (w.wake_run_id ? `by ${w.wake_run_id} at ${w.settled_at}` : 'taken by a run (its record was not written: the run died first)') : w.state === 'cancelled' ? `${w.cancel_reason} at ${w.settled_at}` : w.retry_of ? `retry of ${w.retry_of}` : '',
-          ]),
-        ),
-      );
-    for (const i of invalid) ctx.out.line(`bad line: ${i.message}`);
-  },
-};
+export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
+  const id = args.id as string;
+  const snap = ctx.store.snapshot(id);
+  const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now(), snap);
+  if (ctx.json) {
+    for (const w of list) ctx.out.data(w);
+    for (const i of invalid) ctx.out.data({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } });
+    return;
+  }
+  const { table } = await import('../width.js');
+  if (list.length === 0) ctx.out.line('no wakes');
+  else
+    ctx.out.line(
+      table(
+        ['ID', 'STATE', 'DUE', 'SOURCE', 'REASON', 'DETAIL'],
+        list.map((w) => [
+          w.id,
+          w.state,
+          `${w.due_at}${w.provisional ? ' (provisional)' : ''}`,
+          w.source,
+          w.reason,
+          w.state === 'consumed' ? (w.wake_run_id ? `by ${w.wake_run_id} at ${w.settled_at}` : 'taken by a run (its record was not written: the run died first)') : w.state === 'cancelled' ? `${w.cancel_reason} at ${w.settled_at}` : w.retry_of ? `retry of ${w.retry_of}` : '',
+        ]),
+      ),
+    );
+  for (const i of invalid) ctx.out.line(`bad line: ${i.message}`);
+}

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface Skill {
   name: string;

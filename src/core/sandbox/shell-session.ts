@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Redactor } from '../redact.js';

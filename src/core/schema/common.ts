@@ -3,7 +3,7 @@
  * blocks. This folder (`src/core/schema/`) is the single source of truth for
  * the formats; types are inferred from it and `docs/format.md` describes it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Agent and environment ids (SPEC §2). */
 export const DEFINITION_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;

@@ -3,7 +3,7 @@
  * `environments/<id>.yaml` and a scripted agent's `script.yaml` (SPEC §3).
  * Unknown fields are rejected so a typo is an error, not a silent default.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DefinitionId } from './common.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */

@@ -11,7 +11,7 @@
  * (`wake_id`, `created_at`, `model_tool_use_id`, `code`, `line`, ...) are
  * extensions the SDK's types do not have.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DefinitionId, ModelUsage, SessionId, TextBlock, TextContent, Timestamp, UserContent } from './common.js';
 
 const envelope = {

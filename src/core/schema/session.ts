@@ -8,7 +8,7 @@
  * new bytes. `format` versions the shape; an older or unreadable file is
  * rebuilt, never migrated in place.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DefinitionId, SessionId, Timestamp } from './common.js';
 import { SessionOverrides, StopReason } from './events.js';
 import { WakeSource } from './wake-queue.js';

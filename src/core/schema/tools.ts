@@ -4,7 +4,7 @@
  * managed tools. The JSON Schema the model sees is generated from these
  * schemas (z.toJSONSchema), so the two can never drift apart.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const BashInput = z
   .strictObject({

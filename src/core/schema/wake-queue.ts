@@ -6,7 +6,7 @@
  * shorthand `{due_at | delay_seconds, reason}`: it is a `wake.scheduled` with
  * id `wake_line_<N>`, and `delay_seconds` counts from when the line is read.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { Timestamp } from './common.js';
 
 export const WakeSource = z.enum(['agent', 'cli', 'hand', 'retry', 'daemon']);

@@ -3,7 +3,7 @@
  * rejection. Never throws: a bad line is data (SPEC invariant 1), reported
  * with its line number and, for schema errors, the field path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   LOOSE_EVENT_SCHEMAS,
   LOG_FORMAT,

@@ -6,7 +6,7 @@
  * zod input schema. Input is validated before a tool runs; a bad input is an
  * error result naming the field, never an exception.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { BUILTIN_TOOL_NAMES, type AgentDefinition, type BuiltinToolName, type Permission } from '../schema/index.js';
 import { describeIssues } from '../store/parse-line.js';
 import { bashTool } from './bash-tool.js';

@@ -3,7 +3,7 @@
  * zod schema (from the schema module) and receives only the small context it
  * needs; results are data (`is_error`), never exceptions that end a run.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Clock } from '../clock.js';
 import type { Redactor } from '../redact.js';
 import type { SessionStore } from '../store/session-store.js';
