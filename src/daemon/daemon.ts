@@ -108,7 +108,7 @@ export class Daemon {
       onWarn: (m) => this.log.notice(m),
       onReady: () => {
         this.log.notice(`watching ${this.rt.home.sessionsDir} (${this.watcher.mode})`, { event: 'watcher_ready' });
-        this.sweep();
+        this.startSweepOnce('watcher');
       },
     });
     this.definitions = new DefinitionWatcher({
@@ -135,10 +135,12 @@ export class Daemon {
   }
 
   /**
-   * Scans every session, then starts watching; resolves when the scan is done
-   * (runs go on). The watcher starts after the scan so the two do not compete
-   * for the one thread; whatever changed in between is caught by the sweep
-   * that runs when the watcher is ready.
+   * Starts watching, then scans every session; resolves when the scan is
+   * done (runs go on). The watcher comes first so an append during a long
+   * scan is a hint at once, not a wait for the scan's end (its watches are
+   * added a batch per turn of the event loop, between the scan's own
+   * batches). What changed before a session's watch was in place is caught
+   * by one sweep once both the scan and the watcher are done.
    */
   async start(): Promise<{ sessions: number }> {
     fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
@@ -146,6 +148,10 @@ export class Daemon {
     if (removed) this.log.notice(`removed ${removed} half-made session folder(s) left by a crash`);
     const reaped = reapOrphanSandboxes(this.rt.home.sessionsDir);
     if (reaped) this.log.notice(`stopped ${reaped} sandbox(es) a killed daemon left running`, { event: 'reaped_sandboxes', count: reaped });
+    if (!this.stopping) {
+      this.watcher.start();
+      this.definitions.start();
+    }
     // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
     const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
     for (let i = 0; i < ids.length; i++) {
@@ -154,12 +160,17 @@ export class Daemon {
       if (i % 64 === 63) await yieldToLoop(); // let runs found so far begin
     }
     this.index.write();
-    if (!this.stopping) {
-      this.watcher.start();
-      this.definitions.start();
-    }
+    this.startSweepOnce('scan');
     this.sweeper.start();
     return { sessions: ids.length };
+  }
+
+  private readonly startDone = new Set<'scan' | 'watcher'>();
+
+  /** The one sweep of the start, once both the scan and the watcher's setup are done. */
+  private startSweepOnce(part: 'scan' | 'watcher') {
+    this.startDone.add(part);
+    if (this.startDone.size === 2) this.sweep();
   }
 
   /** Calls `fn` with every finished run's result (tests, benchmarks). */
