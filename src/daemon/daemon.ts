@@ -2,9 +2,11 @@
  * The daemon (SPEC §1): the long-running worker that owns a home's sessions.
  *
  * - Discovery: at start, every session is folded (from session.json's
- *   cursors) and judged; work found is queued at once, while the scan goes on.
- * - Watch: chokidar hints that a session changed; the files decide. A sweep
- *   (default every 30 s) re-stats every session for what a watcher missed.
+ *   cursors) and judged, those with work first (work-index.ts); work found
+ *   is queued at once, while the scan goes on.
+ * - Watch: a hint (fs.watch on each session folder; chokidar only when
+ *   polling) that a session changed; the files decide. A sweep (default
+ *   every 30 s) re-stats every session for what a watcher missed.
  * - Schedule: one timer for the earliest due revisit or retry across all
  *   sessions (DueScheduler).
  * - Execute: p-queue with `concurrency`; one run per session at a time in
