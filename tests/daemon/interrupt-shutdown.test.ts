@@ -6,6 +6,7 @@ import { startDaemon } from '../helpers/daemon.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { whenExists } from '../helpers/home.js';
 import { DEAD_RUN } from '../helpers/run-ids.js';
+import { KILL_GRACE_MS } from '../../src/core/sandbox/pty-shell.js';
 
 const interrupt = (b: Awaited<ReturnType<typeof bench>>, id: string) =>
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.interrupt","reason":"stop"}\n');
@@ -42,8 +43,13 @@ test('an interrupt during `sleep 60` in bash kills the command at once', { skip:
   const td = await startDaemon(t, b);
   await whenExists(`${b.store.paths(id).workspace}/sleeping`); // the command is running in the sandbox
   const t0 = Date.now();
+  const ended = td.result((x) => x.session_id === id && x.outcome === 'executed');
+  // The shell's deadlines run on the test's manual clock: once the interrupt's Ctrl-C has armed the kill
+  // grace, let it pass, as it would in real time (a Ctrl-C that lands before sleep is in the foreground
+  // leaves the kill to do the work).
+  void b.deps.clock.armed(KILL_GRACE_MS).then(() => b.deps.clock.advance(KILL_GRACE_MS));
   interrupt(b, id);
-  const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
+  const r = await ended;
   assert.ok(Date.now() - t0 < 10_000, `idle after ${Date.now() - t0} ms`);
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
   const result = b.events(id).find((e) => e.type === 'agent.tool_result');
