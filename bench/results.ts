@@ -6,7 +6,7 @@
  * figure of every benchmark flattened to a dotted key
  * (`daemon.append_to_status_running.p99_ms`), beside the raw objects.
  * `npm run bench:compare [file]` prints each figure of the newest result (or
- * of `file`) next to the same figure of the newest result committed to git,
+ * of `file`) next to the same figure in the newest committed result that has it,
  * with the ratio, so a slower change is visible. A figure is better higher
  * when its key says a rate or a share (`per_second`, `share`, `ratio_hits`);
  * otherwise (times, sizes, CPU) lower is better. Figures worse by more than
@@ -91,12 +91,21 @@ export function compareFigures(now: Record<string, number>, before: Record<strin
   });
 }
 
-/** The newest result file committed to git (by its name, which starts with its time), or null. */
-export function lastCommitted(): string | null {
+/** The result files committed to git, oldest first (their names start with their time). */
+export function committed(): string[] {
   const listed = git(['ls-files', '--', 'bench/results']);
-  const names = (listed ?? '').split('\n').filter((f) => f.endsWith('.json')).sort();
-  const last = names.at(-1);
-  return last ? path.join(import.meta.dirname, '..', last) : null;
+  return (listed ?? '').split('\n').filter((f) => f.endsWith('.json')).sort().map((f) => path.join(import.meta.dirname, '..', f));
+}
+
+/**
+ * Each figure as the newest committed result that has it says: a run of one
+ * benchmark (`npm run bench -- idle`) updates its figures and leaves the
+ * others as the last full run left them.
+ */
+export function committedFigures(files: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const f of files) Object.assign(out, readResults(f).figures);
+  return out;
 }
 
 /** The newest result file on disk, or null. */

@@ -1,7 +1,10 @@
 /** The benchmark results file and its comparison (bench/results.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareFigures, flatten, formatComparison } from '../../bench/results.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { committedFigures, compareFigures, flatten, formatComparison } from '../../bench/results.js';
 
 test('every numeric figure is kept under its dotted path; text, NaN and infinities are not', () => {
   const f = flatten({ daemon: { append: { p50_ms: 3, p99_ms: 7, target: 'p99 < 50 ms' }, idle: [{ rss_mb: 90 }] }, bad: Number.NaN, inf: Infinity });
@@ -24,4 +27,17 @@ test('a figure is worse when it moved the wrong way by more than the noise band'
   const text = formatComparison(rows, 'now.json', 'before.json');
   assert.match(text, /a\.p99_ms\s+12\s+10\s+1\.20\s+worse/);
   assert.match(text, /^2 figure\(s\) worse/m);
+});
+
+test("each figure's baseline is the newest committed result that has it", (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-bench-results-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, figures: Record<string, number>) => {
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, JSON.stringify({ figures }));
+    return p;
+  };
+  const full = file('2026-01-01.json', { 'daemon.p99_ms': 10, 'idle.rss_mb': 200 });
+  const idleOnly = file('2026-01-02.json', { 'idle.rss_mb': 97 });
+  assert.deepEqual(committedFigures([full, idleOnly]), { 'daemon.p99_ms': 10, 'idle.rss_mb': 97 });
 });
