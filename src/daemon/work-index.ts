@@ -86,10 +86,6 @@ export class WorkIndex {
       // derived: the next start scans everything anyway
     }
   }
-
-  get size(): number {
-    return this.due.size;
-  }
 }
 
 /** Last change of a session's journals (ms), 0 when they cannot be read. */

@@ -46,10 +46,6 @@ export class RunJournal {
     this.errors = [...(o.reported ?? [])];
   }
 
-  get runId(): string {
-    return this.o.runId;
-  }
-
   get toolCalls(): number {
     return this.calls;
   }

@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as pty from 'node-pty';
 import type { Clock } from '../clock.js';
+import type { ExecResult as SandboxExecResult } from './sandbox.js';
 import { cutHead, cutTail } from '../text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
 
@@ -45,15 +46,8 @@ export interface ShellConfig {
   clock: Clock;
 }
 
-export interface ExecResult {
-  output: string;
-  /** null when the command did not finish (timeout, interrupt, shell died). */
-  exitCode: number | null;
-  timedOut: boolean;
-  interrupted: boolean;
-  /** The shell exited or was killed during the command; the next command starts a new one. */
-  shellDied: boolean;
-  cwd: string;
+/** The sandbox port's result of a command (sandbox.ts), with what the shell measures besides. */
+export interface ExecResult extends SandboxExecResult {
   durationMs: number;
   /** Characters dropped from the middle of an enormous output. */
   droppedChars: number;
