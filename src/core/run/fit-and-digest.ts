@@ -45,7 +45,8 @@ export function fitAndDigest(): ContextStrategy {
       );
       const tools = wellFormedDeep(ctx.catalog.offered);
       reportProblems(ctx, journal, snap);
-      const fixed = estimateTokens(system) + estimateTokens(tools);
+      const est = { system: estimateTokens(system), tools: estimateTokens(tools) };
+      const fixed = est.system + est.tools;
       const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
       const fit = fitMessages(conv, room);
       if (fit.digest !== null) {
@@ -55,20 +56,20 @@ export function fitAndDigest(): ContextStrategy {
           journal.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: fit.tokens }]);
         }
       }
-      writeContextFile(ctx, conv, { system, tools, messages: fit.messages }, fit);
+      writeContextFile(ctx, conv, { system, tools, messages: fit.messages }, fit, est);
       return { system, tools, messages: fit.messages };
     },
   };
 }
 
-function writeContextFile(ctx: RunContext, conv: ConversationView, req: Pick<ModelRequest, 'system' | 'tools' | 'messages'>, fit: ReturnType<typeof fitMessages>) {
+function writeContextFile(ctx: RunContext, conv: ConversationView, req: Pick<ModelRequest, 'system' | 'tools' | 'messages'>, fit: ReturnType<typeof fitMessages>, est: { system: number; tools: number }) {
   const limits = ctx.agent.def.limits;
-  const fixed = estimateTokens(req.system) + estimateTokens(req.tools);
+  const fixed = est.system + est.tools;
   ctx.files.json('context.json', {
     wake_id: ctx.runId,
     context_window_tokens: limits.context_window_tokens,
     max_output_tokens: limits.max_output_tokens,
-    estimated_tokens: { system: estimateTokens(req.system), tools: estimateTokens(req.tools), messages: fit.tokens, total: fixed + fit.tokens },
+    estimated_tokens: { system: est.system, tools: est.tools, messages: fit.tokens, total: fixed + fit.tokens },
     messages: fit.messages.length,
     dropped_messages: fit.dropped,
     blocks_cut_to_fit: fit.cut,
