@@ -11,6 +11,8 @@ import { benchWakeSize } from './wake-size.js';
 import { benchPromptCache } from './prompt-cache.js';
 import { benchNeighbour } from './neighbour.js';
 import { benchCliStart } from './cli-start.js';
+import { benchCompactedWake } from './compacted-wake.js';
+import { benchDelegation } from './delegation.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -20,6 +22,8 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'prompt-cache': () => benchPromptCache(),
   neighbour: () => benchNeighbour(),
   'cli-start': () => benchCliStart(),
+  'compacted-wake': () => benchCompactedWake(),
+  delegation: () => benchDelegation(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

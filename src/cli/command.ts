@@ -16,6 +16,8 @@ export interface OptionSpec {
   description: string;
   /** Shown in usage, e.g. N, DIR. */
   value?: string;
+  /** A string option that may be given more than once: its flag value is then every value, in order (string[]). */
+  repeatable?: boolean;
 }
 
 export interface ArgSpec {
@@ -37,11 +39,15 @@ export interface CliContext {
   cwd: string;
 }
 
+/** A flag as parsed: a string option's value (every value, in order, for a repeatable one), a boolean's presence. */
+export type FlagValue = string | string[] | boolean | undefined;
+export type Flags = Record<string, FlagValue>;
+
 export interface CommandInput {
   args: Record<string, string | undefined>;
   /** Positionals past the declared ones. */
   rest: string[];
-  flags: Record<string, string | boolean | undefined>;
+  flags: Flags;
 }
 
 export interface CommandSpec {

@@ -4,9 +4,7 @@
  * UsageError). Never Node's wording, never a stack.
  */
 import parseDurationText from 'parse-duration';
-import { UsageError } from './command.js';
-
-type Flags = Record<string, string | boolean | undefined>;
+import { UsageError, type Flags } from './command.js';
 
 const WHOLE = /^\d+$/;
 

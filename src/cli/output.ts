@@ -8,6 +8,7 @@
 import type { Writable } from 'node:stream';
 import type { Redactor } from '../core/redact.js';
 import { DEFAULT_COLUMNS, STATUS_COLOUR, paint, type Colour } from './terminal.js';
+import { safeText } from './safe-text.js';
 
 export interface OutputOptions {
   /** Whether stdout and stderr may carry colour. */
@@ -51,12 +52,12 @@ export class Output {
 
   /** A line of text (ignored under --json). */
   line(text = ''): void {
-    if (!this.json) this.stdout.write(`${this.redactor.text(text)}\n`);
+    if (!this.json) this.stdout.write(`${safeText(this.redactor.text(text))}\n`);
   }
 
   /** A line on stdout whatever the mode (operator lines, already in their final form). */
   write(line: string): void {
-    this.stdout.write(`${this.redactor.text(line)}\n`);
+    this.stdout.write(`${safeText(this.redactor.text(line))}\n`);
   }
 
   /** A JSON value on one line (only under --json). */
@@ -72,17 +73,17 @@ export class Output {
 
   /** A notice on stderr that is not an error (progress, warnings). */
   note(text: string): void {
-    if (!this.json) this.stderr.write(`${this.redactor.text(text)}\n`);
+    if (!this.json) this.stderr.write(`${safeText(this.redactor.text(text))}\n`);
   }
 
   /** A warning on stderr: something the user should know, though the command did what was asked. */
   warn(text: string): void {
-    if (!this.json) this.stderr.write(`${paint(this.color.err, 'yellow', 'openboa: note:')} ${this.redactor.text(text).replace(/\s*\n\s*/g, ' ')}\n`);
+    if (!this.json) this.stderr.write(`${paint(this.color.err, 'yellow', 'openboa: note:')} ${safeText(this.redactor.text(text).replace(/\s*\n\s*/g, ' '))}\n`);
   }
 
   error(code: string, message: string): void {
     const one = this.redactor.text(message).replace(/\s*\n\s*/g, ' ');
     if (this.json) this.stderr.write(`${JSON.stringify({ error: { code, message: one } })}\n`);
-    else this.stderr.write(`${paint(this.color.err, 'red', 'openboa:')} ${one}\n`);
+    else this.stderr.write(`${paint(this.color.err, 'red', 'openboa:')} ${safeText(one)}\n`);
   }
 }

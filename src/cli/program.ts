@@ -14,7 +14,7 @@
  */
 import { Command, CommanderError, Help } from 'commander';
 import type { Writable } from 'node:stream';
-import { UsageError, type CommandInput, type CommandSpec } from './command.js';
+import { UsageError, type CommandInput, type CommandSpec, type Flags, type FlagValue } from './command.js';
 import { VERSION } from './version.js';
 
 export type ParseResult = { shown: true } | { shown: false; spec: CommandSpec; input: CommandInput; home: string | undefined; json: boolean };
@@ -157,7 +157,10 @@ function buildProgram(specs: readonly CommandSpec[], io: ProgramIo, pick: (cmd: 
       const about = a.name === 'id' ? `${a.description} (or a unique prefix of it)` : a.description;
       cmd.argument(a.required ? `<${a.name}${variadic}>` : `[${a.name}${variadic}]`, about);
     });
-    for (const [k, o] of Object.entries(spec.options ?? {})) cmd.option(optionFlags(k, o), o.description);
+    for (const [k, o] of Object.entries(spec.options ?? {})) {
+      if (o.repeatable) cmd.option(optionFlags(k, o), o.description, (v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+      else cmd.option(optionFlags(k, o), o.description);
+    }
     addGlobals(cmd);
     if (spec.details) cmd.addHelpText('after', `\n${spec.details}`);
     cmd[SPEC] = spec;
@@ -220,10 +223,10 @@ export function parseArgv(argv: readonly string[], specs: readonly CommandSpec[]
   declared.forEach((a, i) => {
     args[a.name] = positionals[i];
   });
-  const flags: Record<string, string | boolean | undefined> = {};
+  const flags: Flags = {};
   for (const k of Object.keys(spec.options ?? {})) {
     const opt = cmd.options.find((o) => o.long === `--${k}`);
-    if (opt) flags[k] = cmd.getOptionValue(opt.attributeName()) as string | boolean | undefined;
+    if (opt) flags[k] = cmd.getOptionValue(opt.attributeName()) as FlagValue;
   }
   flags.home = globals.home;
   flags.json = globals.json;

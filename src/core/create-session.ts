@@ -12,11 +12,13 @@ export interface CreateInput {
   env?: string | undefined;
   title?: string | undefined;
   parentSessionId?: string | undefined;
+  /** The tightest max_spawn_depth of the new session's line of ancestors: binds its own spawns. */
+  treeMaxDepth?: number | undefined;
   /** Extra environment variables for this session only, layered over the environment's. */
   env_overrides?: Record<string, string> | undefined;
 }
 
-/** Creates a session after checking that its agent and environment load. */
+/** Creates a session after checking that its agent and environment load; a child records its depth (its parent's + 1). */
 export function createSession(store: SessionStore, input: CreateInput): SessionSnapshot {
   const agent = loadAgent(store.home, input.agent);
   const envId = input.env ?? agent.def.environment;
@@ -26,6 +28,9 @@ export function createSession(store: SessionStore, input: CreateInput): SessionS
     environmentId: envId,
     title: input.title ?? null,
     parentSessionId: input.parentSessionId ?? null,
+    // A child is one deeper than its parent (which must exist).
+    ...(input.parentSessionId ? { depth: store.snapshot(input.parentSessionId).depth + 1 } : {}),
+    ...(input.treeMaxDepth !== undefined && Number.isFinite(input.treeMaxDepth) ? { treeMaxDepth: input.treeMaxDepth } : {}),
     ...(input.env_overrides ? { overrides: { env: input.env_overrides } } : {}),
   });
 }

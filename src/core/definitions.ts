@@ -10,6 +10,7 @@ import type * as z from 'zod';
 import { AgentDefinition, EnvironmentDefinition, Script } from './schema/index.js';
 import type { Home } from './home.js';
 import { invalidInput, notFound } from './errors.js';
+import { checkRoster } from './roster.js';
 
 export interface LoadedAgent {
   id: string;
@@ -103,6 +104,7 @@ export function rel(home: Home, file: string): string {
 export function loadAgent(home: Home, agentId: string): LoadedAgent {
   const file = home.agentFile(agentId);
   const def = cachedParse(file, `agent "${agentId}"`, home, AgentDefinition);
+  checkRoster(home, agentId, def, file, rel(home, file));
   const dir = home.agentDir(agentId);
   let instructions: string | null = null;
   try {

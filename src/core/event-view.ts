@@ -6,7 +6,7 @@
  */
 import type { ParsedEventLine } from './store/parse-line.js';
 import type { SessionEvent } from './schema/index.js';
-import { isUserEventType } from './schema/index.js';
+import { DEFAULT_MAX_ITERATIONS, isPauseEventType, isUserEventType, outcomeIdOf } from './schema/index.js';
 import { cutHead } from './text-cut.js';
 
 export type EventView =
@@ -31,7 +31,8 @@ export function viewEvents(lines: readonly ParsedEventLine[]): EventView[] {
       continue;
     }
     const e = l.event;
-    const processed_at = isUserEventType(e.type) ? (processedAt.get(e.id) ?? null) : e.created_at;
+    // A pause or resume applies where its line sits (unless a run took it in): it is never pending.
+    const processed_at = isUserEventType(e.type) ? (processedAt.get(e.id) ?? (isPauseEventType(e.type) ? e.created_at : null)) : e.created_at;
     out.push({ line: l.line, event: { ...e, processed_at }, error: reportedErrors.get(l.line) ?? null });
   }
   return out;
@@ -42,6 +43,21 @@ const clip = (s: string, n = MAX) => {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length > n ? `${cutHead(one, n - 1)}…` : one;
 };
+
+/** The first non-empty line of `text`, clipped. */
+const firstLine = (text: string, n = MAX) => clip(text.split('\n').find((l) => l.trim() !== '') ?? '', n);
+
+/**
+ * An outcome's evaluation as people count it: from 1 (the events' `iteration`
+ * counts from 0, as Managed Agents' does).
+ */
+const evaluation = (e: { outcome_id: string; iteration: number }) => `${e.outcome_id} evaluation ${e.iteration + 1}`;
+
+/** How an outcome is graded, in a few words: its check, its rubric, its bound. */
+export function gradedBy(e: Extract<SessionEvent, { type: 'user.define_outcome' }>): string {
+  const check = e.check ? ('auto' in e.check ? 'check auto' : `check \`${clip(e.check.command, 40)}\``) : null;
+  return [check, e.rubric ? 'rubric' : null, `at most ${e.max_iterations ?? DEFAULT_MAX_ITERATIONS} evaluation(s)`].filter(Boolean).join(', ');
+}
 
 function textOf(blocks: ReadonlyArray<{ type: string; text?: string }> | undefined): string {
   return (blocks ?? []).map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`)).join(' ');
@@ -57,10 +73,14 @@ export function describeEvent(e: SessionEvent): string {
       return e.reason ? clip(e.reason) : '';
     case 'user.tool_confirmation':
       return `${e.result} ${e.tool_use_id}${e.deny_message ? `: ${clip(e.deny_message, 60)}` : ''}`;
+    case 'user.pause':
+      return e.reason ? clip(e.reason) : '';
+    case 'session.run_paused':
+      return `stopped by ${e.pause_event_id}`;
     case 'user.custom_tool_result':
       return `${e.custom_tool_use_id}${e.is_error ? ' (error)' : ''}: ${clip(textOf(e.content), 60)}`;
     case 'user.define_outcome':
-      return clip(e.description);
+      return `${outcomeIdOf(e.id)} "${clip(e.description, 60)}"; ${gradedBy(e)}`;
     case 'session.created':
       return `agent ${e.agent_id}, environment ${e.environment_id}${e.title ? `, "${clip(e.title, 40)}"` : ''}`;
     case 'session.updated':
@@ -75,6 +95,10 @@ export function describeEvent(e: SessionEvent): string {
       return clip(e.reason);
     case 'session.error':
       return `${e.error.type}${e.error.code ? `/${e.error.code}` : ''} (${e.error.retry_status.type}): ${clip(e.error.message)}`;
+    case 'span.model_request_start':
+      return `${e.model ?? ''}${e.fallback ? ` (fallback for ${e.fallback.from} after ${e.fallback.failures} failed attempts in a row)` : ''}`;
+    case 'session.guard':
+      return `${e.guard} ${e.action}: ${clip(e.message)}`;
     case 'span.model_request_end':
       return `${e.is_error ? 'error, ' : ''}in ${e.model_usage.input_tokens} out ${e.model_usage.output_tokens} tokens`;
     case 'agent.tool_use':
@@ -84,8 +108,12 @@ export function describeEvent(e: SessionEvent): string {
       return `${e.is_error ? 'error: ' : ''}${clip(textOf(e.content))}`;
     case 'agent.thread_context_compacted':
       return `${e.tokens_before} → ${e.tokens_after} tokens; ${e.summary_path}`;
+    case 'span.outcome_evaluation_start':
+      return evaluation(e);
+    case 'span.outcome_evaluation_ongoing':
+      return `${evaluation(e)} still grading`;
     case 'span.outcome_evaluation_end':
-      return `${e.result}: ${clip(e.explanation, 80)}`;
+      return `${evaluation(e)}: ${e.result}: ${firstLine(e.explanation, 80)}`;
     default:
       return '';
   }

@@ -12,7 +12,7 @@ import { dueWakes, nextWakeAt } from './store/wake-queue-fold.js';
 import { leaseHeld, readLeaseOwner, type LeaseOwner } from './lease.js';
 import { invalidField, invalidInput } from './errors.js';
 import { answerProblem, openActions } from './store/answer-problem.js';
-import type { SessionEvent, SessionSnapshot, UserContentBlock } from './schema/index.js';
+import { DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from './schema/index.js';
 
 export function sendMessage(store: SessionStore, sessionId: string, content: string | UserContentBlock[]): SessionEvent {
   if (typeof content === 'string' && content.trim() === '') throw invalidInput('the message is empty');
@@ -91,6 +91,48 @@ export function answerCustomTool(store: SessionStore, sessionId: string, customT
     content: [{ type: 'text', text }],
     ...(isError ? { is_error: true } : {}),
   });
+}
+
+export interface OutcomeRequest {
+  description: string;
+  /** The rubric's text (markdown). */
+  rubric?: string;
+  /** A shell command whose exit 0 means met, or "auto" (/workspace/check.sh). */
+  check?: string;
+  maxIterations?: number;
+  /** Workspace files the rubric grader reads. */
+  files?: string[];
+}
+
+/**
+ * Appends a user.define_outcome (docs/outcomes.md) in the shape Managed
+ * Agents echoes it: with its outcome_id (derived from the event id, as the
+ * runtime derives it for any line) and max_iterations filled in.
+ */
+export function defineOutcome(store: SessionStore, sessionId: string, o: OutcomeRequest): SessionEvent {
+  if (o.description.trim() === '') throw invalidField('description', 'the outcome needs a description of what to produce');
+  if (o.description.length > MAX_DESCRIPTION_CHARS) throw invalidField('description', `the description is ${o.description.length} characters; at most ${MAX_DESCRIPTION_CHARS}`);
+  if (o.check !== undefined && o.check.length > MAX_CHECK_CHARS) throw invalidField('check', `the check is ${o.check.length} characters; at most ${MAX_CHECK_CHARS}`);
+  const longPath = o.files?.find((f) => f.length > MAX_PATH_CHARS || f.includes('\0') || f.trim() === '');
+  if (longPath !== undefined) throw invalidField('files', `a listed file must be a path of 1 to ${MAX_PATH_CHARS} characters without NUL`);
+  if (o.rubric !== undefined && o.rubric.trim() === '') throw invalidField('rubric', 'the rubric is empty');
+  if (o.rubric !== undefined && o.rubric.length > MAX_RUBRIC_CHARS) throw invalidField('rubric', `the rubric is ${o.rubric.length} characters; at most ${MAX_RUBRIC_CHARS}`);
+  if (o.check !== undefined && o.check.trim() === '') throw invalidField('check', 'the check is empty (give a command, or auto)');
+  const max = o.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  if (!Number.isInteger(max) || max < 1 || max > MAX_ITERATIONS) throw invalidField('max_iterations', `must be a whole number from 1 to ${MAX_ITERATIONS}`);
+  if (o.files && o.files.length > MAX_OUTCOME_FILES) throw invalidField('files', `at most ${MAX_OUTCOME_FILES} files`);
+  const id = store.deps.ids.event();
+  const event = {
+    type: 'user.define_outcome' as const,
+    id,
+    outcome_id: outcomeIdOf(id),
+    description: o.description,
+    ...(o.rubric !== undefined ? { rubric: { type: 'text' as const, content: o.rubric } } : {}),
+    max_iterations: max,
+    ...(o.check !== undefined ? { check: o.check.trim() === 'auto' ? { auto: true as const } : { command: o.check } } : {}),
+    ...(o.files?.length ? { files: o.files } : {}),
+  };
+  return store.appendUserEvent(sessionId, event as NewEvent);
 }
 
 export function interruptSession(store: SessionStore, sessionId: string, reason?: string): SessionEvent {

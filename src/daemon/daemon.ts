@@ -27,6 +27,10 @@ import { iso } from '../core/clock.js';
 import { OpenboaError } from '../core/errors.js';
 import { LEASE_STALE_MS } from '../core/lease.js';
 import { wake } from '../core/run/wake.js';
+import { reportToParent } from '../core/run/child-report.js';
+
+/** Seconds of waiting a session with children's reports to read is credited with in the run queue. */
+const REPORT_HEAD_START_S = 300;
 import { planRun, nextDueMs } from '../core/run/plan.js';
 import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
@@ -231,6 +235,8 @@ export class Daemon {
       this.scheduler.set(id, heldUntil);
       return false;
     }
+    // A child idle after a run its parent has no report of (a crash came between): deliver it now.
+    if (snap.parent_session_id && snap.status === 'idle') this.repairReport(id, snap);
     const plan = planRun(snap, now, { retryNow: this.holds.retriesNow(id) });
     if (plan.runnable || snap.rejected.length > 0 || this.holds.inboxWork(id)) {
       this.scheduler.set(id, null);
@@ -243,6 +249,14 @@ export class Daemon {
     return false;
   }
 
+  private repairReport(id: string, snap: SessionSnapshot): void {
+    try {
+      if (reportToParent(this.rt, id, snap) === 'delivered') this.log.notice(`delivered the report of session ${id}'s last run to its parent ${snap.parent_session_id}`, { session_id: id });
+    } catch (e) {
+      this.log.notice(`cannot report session ${id}'s last run to its parent: ${(e as Error).message}`, { session_id: id });
+    }
+  }
+
   /**
    * Queues a run. Waiting sessions go first in order of how long they have
    * waited (the seconds since their log last changed): after a crash loop, or
@@ -253,7 +267,11 @@ export class Daemon {
     if (this.queued.has(id) || this.running.has(id)) return false;
     this.queued.add(id);
     const waited = snap ? Math.max(0, Math.floor((this.rt.deps.clock.now() - Date.parse(snap.updated_at)) / 1000)) : 0;
-    void this.queue.add(() => this.runSession(id), { priority: Number.isFinite(waited) ? Math.min(waited, 1e9) : 0 });
+    // A parent with reports to read gets a head start (its tree waits on it, and reading a report is short),
+    // as if it had waited REPORT_HEAD_START_S longer: not an absolute first place a busy tree could hold.
+    const reports = snap?.pending_events.some((p) => p.type === 'session.thread_status_idle' || p.type === 'agent.thread_message_received');
+    const priority = (Number.isFinite(waited) ? waited : 0) + (reports ? REPORT_HEAD_START_S : 0);
+    void this.queue.add(() => this.runSession(id), { priority: Math.min(priority, 1e9) });
     return true;
   }
 

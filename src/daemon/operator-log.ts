@@ -1,6 +1,7 @@
 /**
  * What the operator sees: one line per run start and end (session, trigger,
- * stop reason, duration, tokens, and why it failed when it did) and the
+ * stop reason, duration, tokens, the grade of each outcome it graded, and
+ * why it failed when it did) and the
  * daemon's own notices. In text mode each run also shows its work as it
  * happens: the first line of what the agent said and each tool it ran with a
  * short form of its input, clipped to the terminal's width. `--json` prints
@@ -33,6 +34,20 @@ export function toolSummary(name: string, input: Record<string, unknown>): strin
   return `${name}: ${value}`;
 }
 
+/**
+ * The grade each outcome got from a run: its last evaluation of the run, as
+ * people count them (from 1), e.g. `outcome outc_… evaluation 2: satisfied`.
+ * '' when the run graded nothing.
+ */
+export function gradesOf(r: Pick<WakeResult, 'outcome_evaluations'>): string {
+  const last = new Map<string, WakeResult['outcome_evaluations'][number]>();
+  for (const e of r.outcome_evaluations) {
+    last.delete(e.outcome_id);
+    last.set(e.outcome_id, e);
+  }
+  return [...last.values()].map((e) => `outcome ${e.outcome_id} evaluation ${e.iteration + 1}: ${e.result}`).join('; ');
+}
+
 export function operatorLog(write: (line: string) => void, json: boolean, now: () => number, columns = DEFAULT_COLUMNS): OperatorLog {
   const ts = () => new Date(now()).toISOString();
   const emit = (kind: string, text: string, fields: Record<string, unknown>) =>
@@ -60,10 +75,11 @@ export function operatorLog(write: (line: string) => void, json: boolean, now: (
       const stop = r.status === 'idle' ? (r.stop_reason?.type ?? 'idle') : r.status === 'rescheduling' ? `rescheduled until ${r.retry_at}` : r.status;
       const tokens = r.usage.input_tokens + r.usage.output_tokens;
       const why = r.errors.length ? r.errors[r.errors.length - 1] : null;
+      const grades = gradesOf(r);
       emit(
         'run_end',
-        `end    ${r.session_id}  ${String(r.trigger).padEnd(10)} ${stop}  ${(r.duration_ms / 1000).toFixed(2)} s  ${tokens} tokens  ${r.tool_calls} tool call(s)${r.errors.length ? `  ${r.errors.length} error(s)` : ''}${why ? `: ${clip(why, Math.max(40, columns - 60))}` : ''}`,
-        { session_id: r.session_id, wake_id: r.wake_id, trigger: r.trigger, status: r.status, stop_reason: r.stop_reason, retry_at: r.retry_at, duration_ms: r.duration_ms, tokens, tool_calls: r.tool_calls, errors: r.errors, last_error: why },
+        `end    ${r.session_id}  ${String(r.trigger).padEnd(10)} ${stop}  ${(r.duration_ms / 1000).toFixed(2)} s  ${tokens} tokens  ${r.tool_calls} tool call(s)${grades ? `  ${grades}` : ''}${r.errors.length ? `  ${r.errors.length} error(s)` : ''}${why ? `: ${clip(why, Math.max(40, columns - 60))}` : ''}`,
+        { session_id: r.session_id, wake_id: r.wake_id, trigger: r.trigger, status: r.status, stop_reason: r.stop_reason, retry_at: r.retry_at, duration_ms: r.duration_ms, tokens, tool_calls: r.tool_calls, outcome_evaluations: r.outcome_evaluations, errors: r.errors, last_error: why },
       );
     },
     notice(message, fields = {}) {

@@ -82,7 +82,7 @@ test('doctor: exit 0 and ok when every check passes; it names the sandbox, the h
   assert.equal(r.code, 0, r.stdout + r.stderr);
   const d = JSON.parse(r.stdout) as Doctor;
   assert.equal(d.ok, true);
-  assert.deepEqual(d.checks.map((c) => c.name), ['home', 'definitions', 'sandbox', 'model key', 'daemon']);
+  assert.deepEqual(d.checks.map((c) => c.name), ['home', 'definitions', 'sandbox', 'model key', 'ptrace', 'daemon']);
   assert.equal(check(d, 'home').status, 'ok');
   assert.match(check(d, 'home').message, /is writable/);
   assert.match(check(d, 'model key').message, /no agent here needs one \(demo runs offline\)/);
@@ -125,4 +125,12 @@ test('doctor: exit 1 naming what fails: no model key for an anthropic agent, a b
   assert.equal(gone.code, 1);
   const g = JSON.parse(gone.stdout) as Doctor;
   assert.match(check(g, 'home').message, /does not exist \(openboa init .* creates a home there\)/);
+});
+
+test('doctor warns when a process may trace its parent (an outcome check running agent code could be tampered with)', async () => {
+  const { checkPtrace } = await import('../../src/cli/commands/doctor.js');
+  assert.equal(checkPtrace(() => '0\n').status, 'warn');
+  assert.match(checkPtrace(() => '0\n').message, /sysctl kernel\.yama\.ptrace_scope=1/);
+  assert.equal(checkPtrace(() => '1\n').status, 'ok');
+  assert.equal(checkPtrace(() => { throw new Error('ENOENT'); }).status, 'warn');
 });

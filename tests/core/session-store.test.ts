@@ -76,7 +76,7 @@ test('the snapshot follows appends: pending events, processed cursor, status, us
   snap = store.snapshot(s.id);
   assert.equal(snap.status, 'idle');
   assert.deepEqual(snap.stop_reason, { type: 'end_turn' });
-  assert.deepEqual(snap.usage, { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 1, cache_read_input_tokens: 2, model_requests: 1 });
+  assert.deepEqual(snap.usage, { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 1, cache_read_input_tokens: 2, model_requests: 1, cost_usd: 0 });
   void deps;
 });
 

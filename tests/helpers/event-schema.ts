@@ -37,9 +37,30 @@ export const EXTENSIONS = new Set([
   'signature',
   'redacted_data',
   'summary_path',
+  'summary',
+  'depth',
+  'title',
+  'delivery_key',
+  'tree_usage',
+  // span.model_request_end, span.outcome_evaluation_end: what the request(s) cost, USD (docs/delegation.md).
+  'cost_usd',
+  'vital',
+  'kept_from_line',
+  'pruned_before_line',
+  'keep_thinking',
+  'prune_over',
+  'phases',
+  'usage',
+  'model_requests',
   'tokens_before',
   'tokens_after',
   'format',
+  // user.define_outcome: our own check and the files the rubric grader reads (docs/outcomes.md).
+  'check',
+  'files',
+  // span.model_request_start: the request's model, and the fallback note (docs/context.md).
+  'model',
+  'fallback',
 ]);
 
 export function hasSchema(type: string): boolean {

@@ -82,6 +82,8 @@ export interface FakeAnthropic {
   requests: RecordedRequest[];
   /** Requests that found no scripted step. */
   unexpected: number;
+  /** Bodies of POST /v1/messages/count_tokens requests (answered with an estimate, not from the script). */
+  counted: Array<RecordedRequest['body']>;
   push(...steps: Step[]): void;
   /** Resolves when `n` requests have arrived. */
   waitForRequests(n: number): Promise<void>;
@@ -165,6 +167,7 @@ export async function startFakeAnthropic(steps: Step[] = [], o: { usageFor?: Usa
   const requests: RecordedRequest[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   const state = { unexpected: 0 };
+  const counted: Array<RecordedRequest['body']> = [];
   const closings: Array<Promise<void>> = [];
   const server = http.createServer((req, res) => {
     let raw = '';
@@ -175,6 +178,13 @@ export async function startFakeAnthropic(steps: Step[] = [], o: { usageFor?: Usa
         body = JSON.parse(raw || '{}');
       } catch {
         body = {} as RecordedRequest['body'];
+      }
+      if (req.method === 'POST' && /\/v1\/messages\/count_tokens$/.test((req.url ?? '').split('?')[0] ?? '')) {
+        // Token counting is answered, never scripted: about 4 characters a token of what was sent. Kept apart from `requests`.
+        counted.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ input_tokens: Math.ceil(JSON.stringify({ system: body.system, tools: body.tools, messages: body.messages }).length / 4) }));
+        return;
       }
       const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: withoutRunNotes(body), raw: body, aborted: false };
       requests.push(rec);
@@ -219,6 +229,7 @@ export async function startFakeAnthropic(steps: Step[] = [], o: { usageFor?: Usa
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    counted,
     get unexpected() {
       return state.unexpected;
     },

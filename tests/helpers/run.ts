@@ -39,13 +39,15 @@ export interface AgentSpec {
   tools?: Record<string, { permission: string }>;
   custom_tools?: unknown[];
   limits?: Record<string, unknown>;
+  /** agent.yaml `context:` (compaction and warnings). */
+  context?: Record<string, unknown>;
   environment?: string;
 }
 
 export function writeAgent(h: TempHome, id: string, spec: AgentSpec = {}) {
   h.write(
     `agents/${id}/agent.yaml`,
-    YAML.stringify({ provider: 'anthropic', model: 'fake-model', system: spec.system ?? 'You are a test agent.', environment: spec.environment ?? 'local', ...(spec.tools ? { tools: spec.tools } : {}), ...(spec.custom_tools ? { custom_tools: spec.custom_tools } : {}), ...(spec.limits ? { limits: spec.limits } : {}) }),
+    YAML.stringify({ provider: 'anthropic', model: 'fake-model', system: spec.system ?? 'You are a test agent.', environment: spec.environment ?? 'local', ...(spec.tools ? { tools: spec.tools } : {}), ...(spec.custom_tools ? { custom_tools: spec.custom_tools } : {}), ...(spec.limits ? { limits: spec.limits } : {}), ...(spec.context ? { context: spec.context } : {}) }),
   );
 }
 

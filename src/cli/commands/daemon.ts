@@ -1,13 +1,13 @@
 import { Daemon } from '../../daemon/daemon.js';
 import { probeCapabilities } from '../../core/sandbox/isolation.js';
-import type { CliContext, CommandInput } from '../command.js';
+import type { CliContext, CommandInput, Flags } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
 import { SessionStore } from '../../core/store/session-store.js';
 import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
 
 /** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
-export async function runDaemon(ctx: CliContext, flags: Record<string, string | boolean | undefined>): Promise<number> {
+export async function runDaemon(ctx: CliContext, flags: Flags): Promise<number> {
   const concurrency = wholeNumberFlag(flags, 'concurrency', { min: 1, max: 256, example: 4 }) ?? 4;
   const sweep = wholeNumberFlag(flags, 'sweep', { min: 1, max: 86_400, example: 30 }) ?? 30;
   const fsync = choiceFlag(flags, 'fsync', FSYNC_POLICIES) ?? DEFAULT_FSYNC;
@@ -23,7 +23,7 @@ export async function runDaemon(ctx: CliContext, flags: Record<string, string | 
   }
 }
 
-async function serve(ctx: CliContext, flags: Record<string, string | boolean | undefined>, concurrency: number, sweep: number, write: (line: string) => void): Promise<number> {
+async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void): Promise<number> {
   const d = new Daemon(
     { home: ctx.home, store: ctx.store, deps: ctx.deps },
     { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },

@@ -77,6 +77,23 @@ function checkModelKey(agents: AgentEntry[], env: NodeJS.ProcessEnv): Check {
   };
 }
 
+/**
+ * Whether a process may trace its parent (Yama ptrace_scope 0): then code
+ * the agent wrote and an outcome's check runs can tamper with the shell
+ * that runs it, as the same user (docs/outcomes.md). A warning, not a
+ * failure: sessions run, their checks are only as trustworthy as that code.
+ */
+export function checkPtrace(read: (file: string) => string = (f) => fs.readFileSync(f, 'utf8')): Check {
+  let scope: string;
+  try {
+    scope = read('/proc/sys/kernel/yama/ptrace_scope').trim();
+  } catch {
+    return { name: 'ptrace', status: 'warn', message: "no Yama LSM here: a process may trace its parent, so code an outcome's check runs can tamper with that check (docs/outcomes.md)" };
+  }
+  if (scope === '0') return { name: 'ptrace', status: 'warn', message: "kernel.yama.ptrace_scope is 0: code an outcome's check runs can tamper with that check; set it to 1 (sysctl kernel.yama.ptrace_scope=1)" };
+  return { name: 'ptrace', status: 'ok', message: `kernel.yama.ptrace_scope is ${scope}: a process cannot trace its parent` };
+}
+
 async function checkDaemon(ctx: CliContext): Promise<Check> {
   const { runningDaemon } = await import('../../daemon/home-lock.js');
   const d = await runningDaemon(ctx.home);
@@ -93,6 +110,7 @@ export async function run(ctx: CliContext): Promise<number | void> {
     checkDefinitions(agents, envs),
     await checkSandbox(envs),
     checkModelKey(agents, ctx.deps.env),
+    checkPtrace(),
     await checkDaemon(ctx),
   ];
   const failed = checks.filter((c) => c.status === 'fail');

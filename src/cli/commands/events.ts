@@ -1,5 +1,5 @@
-import { describeEvent, viewEvents, type EventView } from '../../core/event-view.js';
-import type { SessionEvent } from '../../core/schema/index.js';
+import { describeEvent, gradedBy, viewEvents, type EventView } from '../../core/event-view.js';
+import { outcomeIdOf, type SessionEvent } from '../../core/schema/index.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { wholeNumberFlag } from '../flags.js';
 import { redactFor } from '../session-redactor.js';
@@ -29,7 +29,7 @@ function fullText(e: SessionEvent): string {
     case 'user.tool_confirmation':
       return `${e.result} ${e.tool_use_id}${e.deny_message ? `: ${e.deny_message}` : ''}`;
     case 'user.define_outcome':
-      return e.description;
+      return `${outcomeIdOf(e.id)} ${e.description}\n(${gradedBy(e)})${e.rubric ? `\n${e.rubric.content}` : ''}`;
     case 'session.error':
       return `${e.error.type}${e.error.code ? `/${e.error.code}` : ''} (${e.error.retry_status.type}): ${e.error.message}`;
     case 'session.status_terminated':
@@ -37,7 +37,7 @@ function fullText(e: SessionEvent): string {
     case 'session.status_rescheduled':
       return `${e.reason}; retry at ${e.retry_at}`;
     case 'span.outcome_evaluation_end':
-      return `${e.result}: ${e.explanation}`;
+      return `${e.outcome_id} evaluation ${e.iteration + 1}: ${e.result}: ${e.explanation}`;
     default:
       return describeEvent(e);
   }

@@ -17,8 +17,8 @@ const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
 };
 
-/** The statuses `sessions --status` filters on. */
-export const SESSION_STATUSES = ['idle', 'running', 'rescheduling', 'terminated'] as const;
+/** The statuses `sessions --status` filters on (`paused`: held by openboa pause, whatever its status). */
+export const SESSION_STATUSES = ['idle', 'running', 'rescheduling', 'terminated', 'paused'] as const;
 
 export const COMMANDS: CommandSpec[] = [
   {
@@ -112,6 +112,25 @@ export const COMMANDS: CommandSpec[] = [
     load: () => import('./send.js'),
   },
   {
+    path: ['outcome'],
+    rest: true,
+    summary: 'give a session an outcome: what "done" means, graded after each turn until met (user.define_outcome)',
+    args: [
+      { name: 'id', required: true, description: 'the session id' },
+      { name: 'description', required: true, description: 'what to produce (several words are joined)' },
+    ],
+    options: {
+      rubric: { type: 'string', value: 'FILE|-', description: 'the rubric a grader model checks the work against (markdown): a file, or - for stdin' },
+      check: { type: 'string', value: 'CMD|auto', description: 'a shell command run in the sandbox whose exit 0 means met; auto runs /workspace/check.sh when it exists' },
+      // Spelled out, not imported: the catalog loads nothing from core (MAX_ITERATIONS and the default are outcomes.ts's; a test holds them equal).
+      'max-iterations': { type: 'string', value: 'N', description: 'evaluations at most, 1 to 20 (default 3)' },
+      file: { type: 'string', value: 'PATH', repeatable: true, description: 'a workspace file the rubric grader reads besides the final message (repeat for more, at most 20)' },
+    },
+    details:
+      'Prints the event id and the outcome id. The outcome is always appended; when no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: {"id","outcome_id","type","created_at","notes"}). openboa status shows where its evaluations stand.',
+    load: () => import('./outcome.js'),
+  },
+  {
     path: ['events'],
     summary: "read a session's log (normalised; --json prints one event per line)",
     args: [{ name: 'id', required: true, description: 'the session id' }],
@@ -151,11 +170,39 @@ export const COMMANDS: CommandSpec[] = [
     load: () => import('./tool-result.js'),
   },
   {
+    path: ['resolve'],
+    summary: 'answer an escalation (the escalate tool, or a stale loop): pick one of its options, or say what to do',
+    args: [
+      { name: 'id', required: true, description: 'the session id' },
+      { name: 'event_id', required: true, description: 'the escalation: its agent.custom_tool_use event id (openboa status lists it with its options)' },
+    ],
+    options: {
+      pick: { type: 'string', value: 'N', description: 'the option chosen, 1-based; the agent is told its text' },
+      message: { type: 'string', value: 'M', description: 'your own answer instead, for the agent' },
+    },
+    load: () => import('./resolve.js'),
+  },
+  {
     path: ['interrupt'],
     summary: 'stop a session: abort its run, close what it waits on, cancel its revisits',
     args: [{ name: 'id', required: true, description: 'the session id' }],
     options: { reason: { type: 'string', value: 'R', description: 'why (kept in the log)' } },
     load: () => import('./interrupt.js'),
+  },
+  {
+    path: ['pause'],
+    summary: 'hold a session: no run starts until resume (a run in progress stops at its next step)',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { reason: { type: 'string', value: 'R', description: 'why (kept in the log, shown by status)' } },
+    details: 'Appends a user.pause. Messages, answers and revisits wait; an interrupt is still honoured. Pausing a paused session changes nothing (a note says so).',
+    load: () => import('./pause.js'),
+  },
+  {
+    path: ['resume'],
+    summary: 'let a paused session go again: what waited is taken in by one run',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    details: 'Appends a user.resume. Messages and revisits that came due while paused are taken in together by the next run. Resuming a session that is not paused changes nothing (a note says so).',
+    load: () => import('./resume.js'),
   },
   {
     path: ['schedule'],
@@ -167,6 +214,23 @@ export const COMMANDS: CommandSpec[] = [
       reason: { type: 'string', value: 'R', description: 'what the revisit is for (shown to the agent)' },
     },
     load: () => import('./schedule.js'),
+  },
+  {
+    path: ['usage'],
+    summary: 'tokens and cost (USD): of a session, of a session and its descendants (--tree), or of the whole home by agent',
+    args: [{ name: 'id', required: false, description: 'the session id; default: every session of the home, summed by agent' }],
+    options: { tree: { type: 'boolean', description: 'the session and each of its descendants, nested' } },
+    details:
+      'Costs are recorded with each request at its model\'s price (agent.yaml pricing, else the default table); a child counts in its parent\'s tree as of its latest report. --json prints {session_id,agent_id,usage,tree_usage,...}; with --tree {usage,tree_usage,children:[...]} nested; with no id {agents:[{agent_id,sessions,usage}],total,unreadable}.',
+    load: () => import('./usage.js'),
+  },
+  {
+    path: ['learnings'],
+    summary: "an agent's learnings (agents/<A>/learnings.jsonl) merged: kind, times learned, last, active or retired; --retire ID retires one",
+    args: [{ name: 'agent', required: true, description: 'the agent id' }],
+    options: { retire: { type: 'string', value: 'ID', description: 'retire this learning (an appended line, never an edit): it leaves LEARNINGS.md and later system prompts' } },
+    details: '--json prints {agent_id,learnings:[{id,ids,kind,text,tags,count,first_at,last_at,sessions,retired}],skipped:[{file,line,problem}]}; with --retire {agent_id,retired,already}.',
+    load: () => import('./learnings.js'),
   },
   {
     path: ['wakes'],

@@ -1,23 +1,7 @@
 import { sendMessage } from '../../core/session-ops.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { readStdin } from '../stdin.js';
-
-/**
- * Why a message just appended will not be taken in soon, in words (empty
- * when a daemon runs and the session can act on it). The message is in the
- * log either way; these only say what it waits for.
- */
-async function whyItWaits(ctx: CliContext, id: string): Promise<string[]> {
-  const s = ctx.store.snapshot(id);
-  if (s.status === 'terminated') return [`session ${id} is terminated: the message is in its log, but no run will take it in`];
-  const notes: string[] = [];
-  const asks = s.counts.requires_action;
-  if (asks > 0) notes.push(`session ${id} is waiting on ${asks} answer${asks === 1 ? '' : 's'} (openboa status ${id} lists them); the message is taken in once they are answered`);
-  // Loaded here, not at startup: only send needs the daemon's lock reader.
-  const { runningDaemon } = await import('../../daemon/home-lock.js');
-  if (!(await runningDaemon(ctx.home))) notes.push(`no daemon is running on this home (${ctx.home.root}): the message waits until one starts (openboa daemon), or run the session once now (openboa wake ${id})`);
-  return notes;
-}
+import { whyItWaits } from '../why-it-waits.js';
 
 export async function run(ctx: CliContext, { args, rest, flags }: CommandInput): Promise<number | void> {
   const id = args.id as string;

@@ -19,6 +19,7 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
         agent_id: s.agent_id,
         title: s.title,
         status: s.status,
+        paused: s.paused ? { since: s.paused.since, reason: s.paused.reason } : null,
         stop_reason: s.stop_reason?.type ?? null,
         pending_events: s.pending_events.length,
         requires_action: openActions(s).length,
@@ -29,7 +30,7 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
       row = { id, error: (e as Error).message };
     }
     // An unreadable session has no status: it is listed only when no status is asked for.
-    if (status !== undefined && (!('status' in row) || row.status !== status)) continue;
+    if (status !== undefined && (!('status' in row) || (status === 'paused' ? row.paused === null : row.status !== status))) continue;
     rows.push(row);
   }
   if (ctx.json) {
@@ -47,7 +48,7 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
       rows.map((r) =>
         'error' in r
           ? [r.id, '?', ctx.out.status('unreadable'), '', '', '', r.error ?? '']
-          : [r.id, r.agent_id, ctx.out.status(r.status), r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', r.title ?? ''],
+          : [r.id, r.agent_id, `${ctx.out.status(r.status)}${r.paused ? ' (paused)' : ''}`, r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', (r.title ?? '').replace(/\s+/g, ' ')],
       ),
     ),
   );

@@ -1,17 +1,26 @@
-import { sendMessage } from '../../core/session-ops.js';
+import { defineOutcome } from '../../core/session-ops.js';
 import { createSession } from '../../core/create-session.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { runDaemon } from './daemon.js';
 
-export const FIRST_MESSAGE = 'Hello! Please look around your workspace, leave a note, and check on it later.';
+/**
+ * The demo's first minute is an outcome, which starts work by itself: the
+ * scripted agent writes its note, the check fails once (no status line),
+ * the agent fixes the file, the check passes.
+ */
+export const FIRST_OUTCOME = {
+  description: 'Look around your workspace, leave a note in /workspace/notes.md with a line "Status: ok", and check on it later.',
+  check: `grep -qx 'Status: ok' notes.md || { echo 'notes.md has no line "Status: ok"'; exit 1; }`,
+  maxIterations: 3,
+};
 
 export async function run(ctx: CliContext, { flags }: CommandInput): Promise<number | void> {
   let id = ctx.store.listIds()[0];
   if (!id) {
     const s = createSession(ctx.store, { agent: 'demo', title: 'first demo' });
-    sendMessage(ctx.store, s.id, FIRST_MESSAGE);
+    defineOutcome(ctx.store, s.id, FIRST_OUTCOME);
     id = s.id;
-    ctx.out.note(`created a demo session and sent it a first message: ${id}`);
+    ctx.out.note(`created a demo session and gave it an outcome with a check: ${id}`);
   }
   ctx.out.note(
     [
@@ -19,7 +28,9 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
       `  npx openboa events ${id} --follow       # watch the log`,
       `  echo '{"type":"user.message","content":"hi"}' >> sessions/${id}/events.jsonl`,
       `  npx openboa send ${id} "hello again"     # the same, through the CLI`,
-      'The demo run schedules a revisit 10 seconds later; watch it fire below. Ctrl-C stops the daemon.',
+      `  npx openboa status ${id}                 # the outcome and its evaluations`,
+      'The demo run is graded by its check: it fails once, the agent fixes its note, the check passes.',
+      'It also schedules a revisit 10 seconds later; watch it fire below. Ctrl-C stops the daemon.',
       '',
     ].join('\n'),
   );

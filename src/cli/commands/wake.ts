@@ -14,6 +14,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
       `${r.wake_id} ${r.trigger}: ${r.status}${r.status === 'idle' ? `, ${stop}` : ''}${r.retry_at ? `, retry at ${r.retry_at}` : ''}`,
       `  took in ${r.processed_event_ids.length} event(s), ${r.wakes_consumed.length} wake(s); ${r.usage.model_requests} model request(s), ${r.tool_calls} tool call(s), ${r.usage.input_tokens} in / ${r.usage.output_tokens} out tokens, ${r.duration_ms} ms`,
     ];
+    for (const e of r.outcome_evaluations) lines.push(`  outcome ${e.outcome_id} evaluation ${e.iteration + 1}: ${e.result}`);
     if (r.wakes_scheduled.length) lines.push(`  scheduled: ${r.wakes_scheduled.join(', ')}`);
     for (const e of r.errors) lines.push(`  error: ${e}`);
     return lines.join('\n');

@@ -2,10 +2,12 @@
  * The anthropic provider: the real @anthropic-ai/sdk, streaming
  * (messages.stream), with the SDK's own retries (429, 5xx, 529, network)
  * and our AbortSignal wired through so an interrupt cancels the HTTP request.
+ * Extended thinking is sent as the API allows it (thinking.ts).
  * The SDK is imported lazily: it costs ~180 ms to load and the CLI's other
  * commands never need it.
  */
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type AssistantBlock } from './provider.js';
+import { thinkingParam } from './thinking.js';
 
 export interface AnthropicOptions {
   /** The daemon's environment: ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL. */
@@ -20,8 +22,24 @@ const loadSdk = () => (sdkPromise ??= import('@anthropic-ai/sdk'));
 
 export function anthropicProvider(o: AnthropicOptions): ModelProvider {
   let client: InstanceType<Sdk['default']> | null = null;
+  const connect = (sdk: Sdk) =>
+    (client ??= new sdk.default({
+      apiKey: o.env.ANTHROPIC_API_KEY ?? null,
+      authToken: o.env.ANTHROPIC_AUTH_TOKEN ?? null,
+      baseURL: o.env.ANTHROPIC_BASE_URL || undefined,
+      maxRetries: o.maxRetries ?? 2,
+      timeout: o.timeoutMs ?? 600_000,
+    }));
   return {
     name: 'anthropic',
+    async countTokens(req, signal) {
+      if (!o.env.ANTHROPIC_API_KEY && !o.env.ANTHROPIC_AUTH_TOKEN) throw new Error('no API key');
+      const r = await connect(await loadSdk()).messages.countTokens(
+        { model: req.model, messages: req.messages as never, ...(req.system ? { system: req.system } : {}), ...(req.tools.length ? { tools: req.tools as never } : {}) },
+        { signal, maxRetries: 0 },
+      );
+      return r.input_tokens;
+    },
     async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
       const apiKey = o.env.ANTHROPIC_API_KEY;
       const authToken = o.env.ANTHROPIC_AUTH_TOKEN;
@@ -34,15 +52,10 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
         });
       }
       const sdk = await loadSdk();
-      client ??= new sdk.default({
-        apiKey: apiKey ?? null,
-        authToken: authToken ?? null,
-        baseURL: o.env.ANTHROPIC_BASE_URL || undefined,
-        maxRetries: o.maxRetries ?? 2,
-        timeout: o.timeoutMs ?? 600_000,
-      });
+      const client = connect(sdk);
       try {
         const cached = withCacheBreakpoints(req);
+        const thinking = thinkingParam(req);
         const stream = client.messages.stream(
           {
             model: req.model,
@@ -50,6 +63,8 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
             ...(cached.system.length ? { system: cached.system as never } : {}),
             messages: cached.messages as never,
             ...(cached.tools.length ? { tools: cached.tools as never } : {}),
+            ...(req.tool_choice ? { tool_choice: req.tool_choice } : {}),
+            ...(thinking ? { thinking } : {}),
           },
           { signal },
         );

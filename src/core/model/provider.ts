@@ -26,6 +26,19 @@ export interface ModelRequest {
   messages: Message[];
   tools: ToolDefinition[];
   max_tokens: number;
+  /**
+   * Extended thinking with this budget (agent.yaml `thinking`); absent: none
+   * is asked for. Never set together with `tool_choice`, which the API
+   * refuses with thinking on.
+   */
+  thinking?: { budget_tokens: number };
+  /** Forces the reply to call this tool (the rubric grader's grade_outcome); default: the model chooses. */
+  tool_choice?: { type: 'tool'; name: string };
+  /**
+   * Set on a grader's request, for providers that answer without a model
+   * (the scripted one answers from its `grades` by iteration). Never sent.
+   */
+  grading?: { outcome_id: string; iteration: number };
 }
 
 export interface ModelResponse {
@@ -61,4 +74,10 @@ export interface ModelProvider {
   readonly name: string;
   /** Must reject with ModelError (never anything else) on failure. */
   complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse>;
+  /**
+   * The input tokens of a request as the provider counts them, where it can
+   * (the Messages API's count_tokens). Optional; may reject, and the caller
+   * then uses its own estimate.
+   */
+  countTokens?(req: Pick<ModelRequest, 'model' | 'system' | 'tools' | 'messages'>, signal: AbortSignal): Promise<number>;
 }

@@ -3,7 +3,8 @@
  * model, for offline demos and deterministic examples. The N-th model
  * request of a session (N = assistant turns already in the conversation)
  * gets turns[N]; after the last turn, the fallback text. Tool calls in a turn
- * are real calls: the harness runs them like any model's.
+ * are real calls: the harness runs them like any model's. A rubric
+ * grader's request is answered from `grades` by the evaluation's number.
  */
 import type { Script } from '../schema/index.js';
 import type { AssistantBlock, ModelProvider, ModelRequest, ModelResponse } from './provider.js';
@@ -14,6 +15,11 @@ export function scriptedProvider(script: Script): ModelProvider {
     name: 'scripted',
     async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
       if (signal.aborted) throw new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true });
+      if (req.grading && req.tool_choice) {
+        // A grader's request: the scripted grade for this evaluation, through the tool it is forced to call.
+        const g = script.grades[Math.min(req.grading.iteration, script.grades.length - 1)] ?? { result: 'satisfied', explanation: 'the script has no grades; satisfied' };
+        return { content: [{ type: 'tool_use', id: `toolu_grade_${req.grading.iteration}`, name: req.tool_choice.name, input: { ...g } }], stop_reason: 'tool_use', usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } };
+      }
       const n = req.messages.filter((m) => m.role === 'assistant').length;
       const turn = script.turns[n];
       const content: AssistantBlock[] = [];

@@ -34,6 +34,9 @@ import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../mod
 import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
+import { pruneTurns, summaryNote } from './context-prune.js';
+import { childNote, contextWarningNote, evaluationNote, outcomeBrief } from './turn-notes.js';
+import { NUDGE_ACTIONS } from '../schema/guards.js';
 
 export interface LoggedEvent {
   line: number;
@@ -107,10 +110,15 @@ function nonBlank(blocks: readonly TextBlock[], fallback: string): TextBlock[] {
 const MAX_USE_IDS = 4096;
 
 /** Event types whose content enters the conversation, and so must be measurable. */
-const CARRIES_CONTENT = new Set<string>(['user.message', 'user.define_outcome', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result']);
+const CARRIES_CONTENT = new Set<string>(['user.message', 'user.define_outcome', 'agent.thread_message_received', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result']);
 
 export class ConversationBuilder {
   private msgs: Message[] = [];
+  /** The log line being fed when each message of `msgs` began (a compaction names turns by it). */
+  private starts: number[] = [];
+  private feeding = 0;
+  /** The latest compaction's summary and VITAL lines, which open the view. */
+  private summary: { text: string; vital: string[] } | null = null;
   /** User events fed and not yet taken in (every user type, so the builder knows their ids). */
   private userEvents = new Map<string, LoggedEvent>();
   /** Notes for events that will be taken in but cannot be read or converted, by event id. */
@@ -128,7 +136,38 @@ export class ConversationBuilder {
   private push(m: Message) {
     const last = this.msgs[this.msgs.length - 1];
     if (last && last.role === m.role) this.msgs[this.msgs.length - 1] = { role: m.role, content: [...last.content, ...m.content] } as Message;
-    else this.msgs.push(m);
+    else (this.msgs.push(m), this.starts.push(this.feeding));
+  }
+
+  /** The built messages (not the turn in progress) and the log line each began at. */
+  committed(): { messages: readonly Message[]; starts: readonly number[] } {
+    return { messages: this.msgs, starts: this.starts };
+  }
+
+  /** The summary that opens the conversation since the latest compaction, if any. */
+  get compactedSummary(): { text: string; vital: readonly string[] } | null {
+    return this.summary;
+  }
+
+  /**
+   * A compaction (docs/context.md): prune the turns that began before
+   * `pruned_before_line` (phases 0 and 1), leave out those that began before
+   * `kept_from_line` behind its summary. Applied where its line sits, to what
+   * was fed before it, so a rebuild from the log gives the same messages.
+   */
+  private compact(e: Extract<SessionEvent, { type: 'agent.thread_context_compacted' }>) {
+    if (e.pruned_before_line !== undefined) {
+      const upTo = this.starts.findIndex((l) => l >= (e.pruned_before_line as number));
+      this.msgs = pruneTurns(this.msgs, upTo < 0 ? this.msgs.length : upTo, { keepThinking: e.keep_thinking ?? 0, pruneOver: e.prune_over ?? Number.MAX_SAFE_INTEGER });
+    }
+    if (e.kept_from_line !== undefined && e.summary !== undefined) {
+      let k = this.starts.findIndex((l) => l >= (e.kept_from_line as number));
+      if (k < 0) k = this.msgs.length;
+      this.msgs = this.msgs.slice(k);
+      this.starts = this.starts.slice(k);
+      this.summary = { text: e.summary, vital: e.vital ?? [] };
+    }
+    this.memo = null;
   }
 
   private flushUser() {
@@ -182,7 +221,10 @@ export class ConversationBuilder {
       case 'user.message':
         return [[], (e.content as UserBlock[]).map(tag)];
       case 'user.define_outcome':
-        return [[], textBlocks(`[outcome defined] ${e.description}\nRubric:\n${e.rubric.content}`).map(tag)];
+        return [[], textBlocks(outcomeBrief(e)).map(tag)];
+      case 'agent.thread_message_received':
+      case 'session.thread_status_idle':
+        return [[], textBlocks(childNote(e)).map(tag)];
       case 'user.custom_tool_result': {
         const id = this.useIds.get(e.custom_tool_use_id);
         if (!id) return [[], []];
@@ -229,6 +271,7 @@ export class ConversationBuilder {
    * `problems`.
    */
   feed(line: number, e: SessionEvent): void {
+    this.feeding = line;
     try {
       if (CARRIES_CONTENT.has(e.type)) estimateTokens(e); // its size must be measurable, or it cannot be sent
       e = wellFormedDeep(e);
@@ -237,7 +280,7 @@ export class ConversationBuilder {
       const why = this.fail(line, e, err);
       const eventId = wellFormed(e.id); // `e` may not have been made well-formed yet
       const origin: BlockOrigin = { line, eventId, eventType: e.type, placeholder: true };
-      if (e.type === 'user.message' || e.type === 'user.define_outcome' || e.type === 'user.custom_tool_result') {
+      if (e.type === 'user.message' || e.type === 'user.define_outcome' || e.type === 'user.custom_tool_result' || e.type === 'agent.thread_message_received') {
         this.notes.set(eventId, { text: placeholderText(eventId, line, e.type, why), origin });
       } else if (e.type === 'agent.tool_result') {
         const id = this.useIds.get(wellFormed(e.tool_use_id));
@@ -258,6 +301,8 @@ export class ConversationBuilder {
       case 'user.custom_tool_result':
       case 'user.tool_confirmation':
       case 'user.interrupt':
+      case 'agent.thread_message_received':
+      case 'session.thread_status_idle':
         this.userEvents.set(e.id, { line, event: e });
         break;
       case 'session.status_running':
@@ -287,6 +332,29 @@ export class ConversationBuilder {
       case 'span.model_request_end':
         this.closeAssistant();
         break;
+      case 'agent.thread_context_compacted':
+        this.compact(e);
+        break;
+      case 'session.context_warning':
+        if (!e.silent) this.userBlocks.push({ type: 'text', text: contextWarningNote(e) });
+        break;
+      case 'span.outcome_evaluation_end': {
+        // What the agent must act on enters as its next user turn; a satisfied, failed or interrupted
+        // outcome asks nothing of it (the run goes idle), so it adds nothing to answer.
+        const note = evaluationNote(e);
+        if (note) {
+          this.closeAssistant();
+          this.userBlocks.push({ type: 'text', text: note });
+        }
+        break;
+      }
+      case 'session.guard':
+        // A guard's nudge (docs/context.md) is the model's next user turn, where it sits; its other records are in results already.
+        if (NUDGE_ACTIONS.has(e.action)) {
+          this.closeAssistant();
+          this.userBlocks.push({ type: 'text', text: e.message });
+        }
+        break;
       case 'agent.tool_result': {
         this.closeAssistant();
         const id = this.useIds.get(e.tool_use_id);
@@ -310,6 +378,13 @@ export class ConversationBuilder {
     };
     if (this.assistant && this.assistant.length) add({ role: 'assistant', content: [...this.assistant] });
     if (this.userBlocks.length || this.results.length) add({ role: 'user', content: [...this.results, ...this.userBlocks] });
+    if (this.summary) {
+      // The summary opens the conversation: the same text, in the same place, until the next compaction.
+      const note: TextBlock = { type: 'text', text: summaryNote(this.summary.text, this.summary.vital) };
+      const first = msgs[0];
+      if (first && first.role === 'user') msgs[0] = { role: 'user', content: [note, ...first.content] };
+      else msgs.unshift({ role: 'user', content: [note] });
+    }
     const repairs: string[] = [];
     const r = repairIncremental(msgs, this.memo, repairs);
     this.memo = { marks: r.marks, out: r.out };
@@ -325,6 +400,7 @@ export class ConversationBuilder {
     const fit = fitToBudget(this.msgs, keepTokens);
     if (fit.dropped) {
       this.msgs = fit.messages;
+      this.starts = this.starts.slice(fit.dropped);
       this.memo = null;
     }
     return fit.dropped;

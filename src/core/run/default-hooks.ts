@@ -9,9 +9,14 @@ import { iso } from '../clock.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { PendingWake } from '../schema/index.js';
 import { backoffMs } from './backoff.js';
-import { fitAndDigest } from './fit-and-digest.js';
-import { catalogPolicy } from './tool-policy.js';
+import { compactingContext } from './compacting-context.js';
+import { failureGuards, guardedToolPolicy } from './failure-guards.js';
 import { createdAtOf } from './plan.js';
+import { gradeOutcomes } from './outcome-grading.js';
+import { correctionsFromDenials } from './learnings-run.js';
+import { stopWhenPaused } from './pause-steering.js';
+import { relationsAtRunEnd } from './relations-file.js';
+import { usageFile } from './usage-file.js';
 import type { AfterRunHook, AfterTurnHook, LoopHooks, Steering } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
 
@@ -22,7 +27,7 @@ export const EMPTY_STOP = 3;
 export const MAX_WAKE_ATTEMPTS = 10;
 
 /**
- * Mid-run steering: user messages (and outcomes) appended during the run
+ * Mid-run steering: user messages (outcomes, children's reports) appended during the run
  * are taken into it at the next model request, listed in a continuation
  * session.status_running (so they enter the conversation there, once). An
  * interrupt appended during the run stops it, daemon or not.
@@ -35,7 +40,7 @@ export function takeMidRunInput(): Steering {
         ctx.control.abort({ kind: 'interrupt' });
         return s;
       }
-      const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
+      const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome' || p.type === 'agent.thread_message_received' || p.type === 'session.thread_status_idle');
       if (take.length === 0) return s;
       journal.emit([{ type: 'session.status_running', wake_id: ctx.runId, trigger: ctx.trigger, processed_event_ids: take.map((p) => p.id), ...createdAtOf(take), continuation: true }]);
       // The window reads no further than the fold: fold the record that takes them in.
@@ -49,7 +54,7 @@ export function emptyReplyGuard(): AfterTurnHook {
   let inARow = 0;
   return {
     afterTurn(_ctx, journal, turn) {
-      if (!turn.empty) {
+      if (!turn?.empty) {
         inARow = 0;
         return undefined;
       }
@@ -85,14 +90,15 @@ export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
   };
 }
 
-/** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards. */
+/** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */
 export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[]): LoopHooks {
+  const outcomes = gradeOutcomes(model);
   return {
     model,
-    context: fitAndDigest(),
-    tools: catalogPolicy(ctx.catalog),
-    steering: takeMidRunInput(),
-    afterTurn: [emptyReplyGuard()],
-    afterRun: [retryRevisits(takenWakes)],
+    context: compactingContext(model),
+    tools: guardedToolPolicy(ctx),
+    steering: stopWhenPaused(takeMidRunInput()),
+    afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes],
+    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials()],
   };
 }

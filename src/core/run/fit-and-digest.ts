@@ -20,49 +20,68 @@ import { awaitsModel } from './message-repair.js';
 import { estimateTokens } from './token-budget.js';
 import { fitMessages } from './fit-window.js';
 import { systemPrompt } from './system-prompt.js';
+import { learningsSection } from './learnings-run.js';
 import type { ContextStrategy } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 
 export function fitAndDigest(): ContextStrategy {
-  let compacted = false;
+  const state = { compacted: false };
   return {
-    rebuild(ctx, snap) {
-      ctx.window.refresh(snap);
-      const conv = ctx.window.builder.view();
-      return awaitsModel(conv.messages) ? conv : null;
-    },
-    fit(ctx, journal, conv, snap) {
-      const limits = ctx.agent.def.limits;
-      // Well-formed like every text of the request: skill descriptions and AGENTS.md are files people write.
-      const system = wellFormed(
-        systemPrompt({
-          system: ctx.agent.def.system,
-          instructions: ctx.agent.instructions,
-          skills: ctx.skills,
-          facts: { sessionId: ctx.sessionId, agentId: ctx.agent.id, environmentId: ctx.environment.id, env: ctx.env },
-        }),
-      );
-      const tools = wellFormedDeep(ctx.catalog.offered);
-      reportProblems(ctx, journal, snap);
-      const est = { system: estimateTokens(system), tools: estimateTokens(tools) };
-      const fixed = est.system + est.tools;
-      const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
-      const fit = fitMessages(conv, room);
-      if (fit.digest !== null) {
-        ctx.files.write('summary.md', `# Summary\n\nThe latest digest of turns left out of the context window (run ${ctx.runId}).\n\n${fit.digest}\n`);
-        if (!compacted) {
-          compacted = true;
-          journal.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: fit.tokens }]);
-        }
-      }
-      writeContextFile(ctx, conv, { system, tools, messages: fit.messages }, fit, est);
-      return { system, tools, messages: fit.messages };
-    },
+    rebuild: rebuildFromWindow,
+    fit: (ctx, journal, conv, snap) => fitToWindow(ctx, journal, conv, snap, state),
   };
 }
 
-function writeContextFile(ctx: RunContext, conv: ConversationView, req: Pick<ModelRequest, 'system' | 'tools' | 'messages'>, fit: ReturnType<typeof fitMessages>, est: { system: number; tools: number }) {
+/** The conversation from the run's log window; null when nothing awaits the model. */
+export function rebuildFromWindow(ctx: RunContext, snap: SessionSnapshot): ConversationView | null {
+  ctx.window.refresh(snap);
+  const conv = ctx.window.builder.view();
+  return awaitsModel(conv.messages) ? conv : null;
+}
+
+/** The request's fixed part: the session-stable system prompt and the offered tools, with their estimates. */
+export function requestFrame(ctx: RunContext): { system: string; tools: ModelRequest['tools']; est: { system: number; tools: number } } {
+  // Well-formed like every text of the request: skill descriptions and AGENTS.md are files people write.
+  const system = wellFormed(
+    systemPrompt({
+      system: ctx.agent.def.system,
+      instructions: ctx.agent.instructions,
+      skills: ctx.skills,
+      facts: { sessionId: ctx.sessionId, agentId: ctx.agent.id, environmentId: ctx.environment.id, env: ctx.env },
+      learnings: learningsSection(ctx),
+    }),
+  );
+  const tools = wellFormedDeep(ctx.catalog.offered);
+  return { system, tools, est: { system: estimateTokens(system), tools: estimateTokens(tools) } };
+}
+
+/**
+ * Fits one request into the window: whole old turns left out behind a
+ * digest, then naming, then cutting (fit-window.ts); records what it did
+ * (runtime/summary.md and one agent.thread_context_compacted per run when
+ * turns were left out, runtime/context.json with `extra` merged in).
+ * `state` is the strategy's per-run memory.
+ */
+export function fitToWindow(ctx: RunContext, journal: RunJournal, conv: ConversationView, snap: SessionSnapshot, state: { compacted: boolean }, extra: Record<string, unknown> = {}): Pick<ModelRequest, 'system' | 'tools' | 'messages'> {
+  const limits = ctx.agent.def.limits;
+  const { system, tools, est } = requestFrame(ctx);
+  reportProblems(ctx, journal, snap);
+  const fixed = est.system + est.tools;
+  const room = Math.max(1000, limits.context_window_tokens - limits.max_output_tokens - fixed);
+  const fit = fitMessages(conv, room);
+  if (fit.digest !== null) {
+    ctx.files.write('summary.md', `# Summary\n\nThe latest digest of turns left out of the context window (run ${ctx.runId}).\n\n${fit.digest}\n`);
+    if (!state.compacted) {
+      state.compacted = true;
+      journal.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: fit.tokens }]);
+    }
+  }
+  writeContextFile(ctx, conv, { system, tools, messages: fit.messages }, fit, est, extra);
+  return { system, tools, messages: fit.messages };
+}
+
+function writeContextFile(ctx: RunContext, conv: ConversationView, req: Pick<ModelRequest, 'system' | 'tools' | 'messages'>, fit: ReturnType<typeof fitMessages>, est: { system: number; tools: number }, extra: Record<string, unknown>) {
   const limits = ctx.agent.def.limits;
   const fixed = est.system + est.tools;
   ctx.files.json('context.json', {
@@ -81,6 +100,7 @@ function writeContextFile(ctx: RunContext, conv: ConversationView, req: Pick<Mod
     repairs: conv.repairs,
     system_prompt_chars: req.system.length,
     tools: req.tools.map((t) => t.name),
+    ...extra,
   });
 }
 

@@ -50,6 +50,11 @@ export class RunJournal {
     return this.calls;
   }
 
+  /** Nothing more may be written (see RunControl.silenced). */
+  get silenced(): boolean {
+    return this.o.control.silenced;
+  }
+
   /** Appends events stamped with this run's id; returns them as written ([] once silenced). */
   emit(events: readonly NewEvent[]): SessionEvent[] {
     if (this.o.control.silenced || events.length === 0) return [];

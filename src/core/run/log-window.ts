@@ -21,7 +21,7 @@
 import type { SessionStore } from '../store/session-store.js';
 import { readLines, readLinesBefore, type Cursor, type RawLine } from '../store/jsonl.js';
 import { parseEventLine } from '../store/parse-line.js';
-import type { SessionEvent, SessionSnapshot } from '../schema/index.js';
+import { isUserEventType, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import { ConversationBuilder, type LoggedEvent } from './conversation.js';
 
 /** Recent events kept for runtime/event-feed.md and for finding a tool use by id. */
@@ -67,6 +67,11 @@ function remember(file: string, c: Cached) {
   while (cache.size > CACHE_SESSIONS) cache.delete(cache.keys().next().value as string);
 }
 
+/** Forgets every cached window: the next run of each session reads its log afresh, as a restarted daemon does. */
+export function forgetCachedWindows(): void {
+  cache.clear();
+}
+
 export class LogWindow {
   private c: Cached;
 
@@ -100,6 +105,7 @@ export class LogWindow {
       const tailBytes = lines.reduce((a, l) => a + l.bytes + 1, 0);
       const head = { offset: end.offset - tailBytes, line: end.line - lines.length };
       this.c = { ino: end.ino, cursor: end, builder: new ConversationBuilder(), recent: [], fromStart: head.offset === 0, maxBytes, trimmedAt: 0, head, takenBefore: 0 };
+      this.seedCompaction(snap, file);
       this.feed(lines);
     }
     remember(file, this.c);
@@ -177,6 +183,25 @@ export class LogWindow {
   }
 
   /**
+   * The latest compaction opens the conversation (its summary stands for
+   * every turn before it): when its line lies before the tail this window
+   * reads, it is read alone, by its offset, and fed first.
+   */
+  private seedCompaction(snap: SessionSnapshot, file: string) {
+    const at = snap.compaction;
+    if (!at || at.line > this.c.head.line || this.refused.has(at.line)) return;
+    try {
+      const r = readLines(file, { offset: at.offset, line: at.line - 1, ino: this.c.ino }, { maxLines: 1 });
+      const raw = r.reset ? undefined : r.lines[0];
+      if (!raw) return;
+      const parsed = parseEventLine(raw, this.now(), this.format);
+      if (parsed.kind === 'event' && parsed.event.id === at.event_id && parsed.event.type === 'agent.thread_context_compacted') this.c.builder.feed(parsed.line, parsed.event);
+    } catch {
+      // The file changed under us: the window goes on without it (the next compaction summarizes what it sees).
+    }
+  }
+
+  /**
    * Finds the events with these ids before the window's first line, reading
    * backwards at most lookbackBytes, and folds them into the builder (they
    * precede every line of the window, so feeding them first keeps log order).
@@ -226,7 +251,7 @@ export class LogWindow {
   }
 }
 
-const isUserEvent = (e: SessionEvent) => e.type.startsWith('user.');
+const isUserEvent = (e: SessionEvent) => isUserEventType(e.type);
 
 /** Lines of events.jsonl the snapshot's fold refused: not yet reported, or reported. */
 function refusedLines(s: SessionSnapshot): Set<number> {

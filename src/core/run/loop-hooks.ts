@@ -29,14 +29,18 @@ export interface Steering {
  * The context strategy: what the model sees. rebuild() turns the log into
  * the conversation (null: nothing awaits the model, the turn is over);
  * fit() makes the request's system prompt, tools and messages fit the
- * window, recording what it did (a compaction, runtime/context.json).
+ * window, recording what it did (a compaction, runtime/context.json); it
+ * may ask the model first (a summary), so it may be async.
  * Between compactions, each request must repeat the previous one as its
  * prefix (the prompt cache).
  */
 export interface ContextStrategy {
   rebuild(ctx: RunContext, snap: SessionSnapshot): ConversationView | null;
-  fit(ctx: RunContext, journal: RunJournal, conv: ConversationView, snap: SessionSnapshot): Pick<ModelRequest, 'system' | 'tools' | 'messages'>;
+  fit(ctx: RunContext, journal: RunJournal, conv: ConversationView, snap: SessionSnapshot): Fitted | Promise<Fitted>;
 }
+
+/** What the context strategy hands the request: its system prompt, tools and messages. */
+export type Fitted = Pick<ModelRequest, 'system' | 'tools' | 'messages'>;
 
 /** How a tool call of a reply is filed when the reply is recorded. */
 export type Classification = { kind: 'custom' } | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny' };
@@ -62,7 +66,8 @@ export type CallDecision =
  * permission may have changed since it was asked).
  */
 export interface ToolPolicy {
-  classify(name: string): Classification;
+  /** `input` is the call's input as the model gave it (the escalate policy reads it to resolve a confident escalation by itself). */
+  classify(name: string, input?: unknown): Classification;
   refusal(name: string): string;
   beforeCall(use: ToolUseEvent): CallDecision;
   permitsNow(name: string): { ok: true } | { ok: false; why: string };
@@ -88,8 +93,15 @@ export interface Turn {
  */
 export type TurnVerdict = undefined | { end: Ending } | { continue: true };
 
+/**
+ * `turn` is null when the run found the agent's turn already over, with
+ * nothing for the model (a run recovering after the last reply of one that
+ * died): the hooks may still act on that ending (an outcome's grader
+ * does). A hook that answers `continue` to a null turn must have written
+ * something for the model, or the loop ends the run.
+ */
 export interface AfterTurnHook {
-  afterTurn(ctx: RunContext, journal: RunJournal, turn: Turn): TurnVerdict | Promise<TurnVerdict>;
+  afterTurn(ctx: RunContext, journal: RunJournal, turn: Turn | null): TurnVerdict | Promise<TurnVerdict>;
 }
 
 /**

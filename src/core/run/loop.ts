@@ -10,7 +10,9 @@
  *   tools           → each call filed by the tool policy: denied ones get
  *                     their error at once, allowed ones run in order
  *                     (policy.beforeCall may refuse or halt), asks wait
- *   afterTurn hooks → may end the run, or ask the model again
+ *   afterTurn hooks → may end the run, or ask the model again; asked with
+ *                     no turn when the rebuilt conversation has nothing
+ *                     for the model (the turn was already over)
  *
  * It ends when the model stops asking for tools, when a tool needs a person
  * (requires_action), or when a limit, an error or an abort ends it.
@@ -21,11 +23,14 @@
 import { iso } from '../clock.js';
 import { cacheReadShare, type NewEvent, type SessionEvent } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import { totalTokens } from '../store/fold.js';
-import type { LoopHooks, Turn, ToolUseEvent } from './loop-hooks.js';
+import type { LoopHooks, Turn, TurnVerdict, ToolUseEvent } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import { runTool } from './tool-policy.js';
+import { budgetEnding, runBudgets } from './tree-budget.js';
+import { loadAgent } from '../definitions.js';
+import { modelRequestStart, requestSettings } from './model-choice.js';
+import { requestCost } from '../pricing.js';
 
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
@@ -36,6 +41,8 @@ export function endingForAbort(ctx: RunContext, journal: RunJournal): Ending | n
   switch (why.kind) {
     case 'interrupt':
       return { kind: 'interrupted' };
+    case 'paused':
+      return { kind: 'idle', stop: { type: 'end_turn' } };
     case 'lease_lost':
     case 'log_refused':
       return { kind: 'lease_lost' };
@@ -48,6 +55,7 @@ export function endingForAbort(ctx: RunContext, journal: RunJournal): Ending | n
 }
 
 export async function runLoop(ctx: RunContext, journal: RunJournal, hooks: LoopHooks): Promise<Ending> {
+  let overWithoutTurn = 0;
   for (;;) {
     // One fold per step: for steering, and for what the context reads.
     const snap = hooks.steering.poll(ctx, journal);
@@ -55,39 +63,52 @@ export async function runLoop(ctx: RunContext, journal: RunJournal, hooks: LoopH
     if (aborted) return aborted;
 
     const conv = hooks.context.rebuild(ctx, snap);
-    if (!conv) return { kind: 'idle', stop: { type: 'end_turn' } };
+    if (!conv) {
+      // Nothing for the model: the agent's turn is over. The hooks may still act on it (grade it), once more at most.
+      const verdict = overWithoutTurn++ < 2 ? await afterTurn(ctx, journal, hooks, null) : undefined;
+      if (verdict && 'end' in verdict) return verdict.end;
+      if (verdict && 'continue' in verdict) continue;
+      return { kind: 'idle', stop: { type: 'end_turn' } };
+    }
+    overWithoutTurn = 0;
     const bound = bounds(ctx, journal);
     if (bound) return bound;
 
-    const fitted = hooks.context.fit(ctx, journal, conv, snap);
-    const req: ModelRequest = { model: ctx.agent.def.model, max_tokens: ctx.agent.def.limits.max_output_tokens, ...fitted };
+    const fitted = await hooks.context.fit(ctx, journal, conv, snap);
+    // A summary request may have been cut short: end the way the abort asks, before asking the model.
+    const stopped = endingForAbort(ctx, journal);
+    if (stopped) return stopped;
+    const req: ModelRequest = { ...requestSettings(ctx), ...fitted };
     const reply = await ask(ctx, journal, hooks, req);
     if ('ending' in reply) return reply.ending;
 
     const turn = await settleTurn(ctx, journal, hooks, reply.written);
     if ('ending' in turn) return turn.ending;
-    let again = false;
-    for (const h of hooks.afterTurn) {
-      const verdict = await h.afterTurn(ctx, journal, turn);
-      if (verdict && 'end' in verdict) return verdict.end;
-      if (verdict && 'continue' in verdict) again = true;
-    }
-    if (turn.empty || again) continue; // an empty reply says nothing: ask again
+    const verdict = await afterTurn(ctx, journal, hooks, turn);
+    if (verdict && 'end' in verdict) return verdict.end;
+    if (turn.empty || verdict) continue; // an empty reply says nothing: ask again
     if (turn.asks.length) return { kind: 'idle', stop: { type: 'requires_action', event_ids: [...turn.asks] } };
     if (turn.uses.length === 0) return { kind: 'idle', stop: { type: 'end_turn' } };
   }
 }
 
+/** The after-turn hooks in order: the first `end` wins; `continue` from any asks the model again. */
+async function afterTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, turn: Turn | null): Promise<TurnVerdict> {
+  let again = false;
+  for (const h of hooks.afterTurn) {
+    const verdict = await h.afterTurn(ctx, journal, turn);
+    if (verdict && 'end' in verdict) return verdict;
+    if (verdict && 'continue' in verdict) again = true;
+  }
+  return again ? { continue: true } : undefined;
+}
+
 /** The session's token budget and the run's request limit; an ending when one is reached. */
 function bounds(ctx: RunContext, journal: RunJournal): Ending | null {
   const limits = ctx.agent.def.limits;
-  const o = ctx.startSnapshot.overrides.session_token_budget;
-  const budget = o !== undefined ? o : limits.session_token_budget;
-  const spent = totalTokens(ctx.startSnapshot) + journal.usage.input_tokens + journal.usage.output_tokens;
-  if (budget !== null && spent >= budget) {
-    journal.error({ code: 'session_token_budget', message: `the session spent ${spent} tokens of its budget of ${budget}; raise session_token_budget to go on`, retry: 'exhausted' });
-    return { kind: 'idle', stop: { type: 'budget_reached' } };
-  }
+  // The session's budget over its tree, and each ancestor's over theirs (tree-budget.ts).
+  const spent = budgetEnding(ctx, journal, runBudgets(ctx, (a) => ancestorBudget(ctx, a)));
+  if (spent) return spent;
   if (journal.usage.model_requests >= limits.max_model_requests_per_wake) {
     journal.error({ type: 'tool_use_limit_reached_error', code: 'max_model_requests_per_wake', message: `the run made ${journal.usage.model_requests} model requests, the limit (max_model_requests_per_wake); send a message to go on`, retry: 'exhausted' });
     return { kind: 'idle', stop: { type: 'retries_exhausted' } };
@@ -95,9 +116,18 @@ function bounds(ctx: RunContext, journal: RunJournal): Ending | null {
   return null;
 }
 
+/** An ancestor's agent's session_token_budget; null when its agent does not load (its own overrides still count). */
+function ancestorBudget(ctx: RunContext, a: { agent_id: string }): number | null {
+  try {
+    return loadAgent(ctx.rt.home, a.agent_id).def.limits.session_token_budget;
+  } catch {
+    return null;
+  }
+}
+
 /** One model request inside its span; the reply as written, or how the run ends. */
 async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: ModelRequest): Promise<{ written: SessionEvent[] } | { ending: Ending }> {
-  const [start] = journal.emit([{ type: 'span.model_request_start' }]);
+  const [start] = journal.emit([modelRequestStart(ctx, req)]);
   const startId = (start as SessionEvent | undefined)?.id ?? '';
   journal.countRequest();
   let res: ModelResponse;
@@ -105,7 +135,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
     res = await hooks.model.complete(req, ctx.control.signal);
   } catch (e) {
     const err = e instanceof ModelError ? e : new ModelError({ message: (e as Error).message, errorType: 'unknown_error', code: 'unexpected', retryable: true });
-    journal.emit([{ type: 'span.model_request_end', model_request_start_id: startId, is_error: true, model_usage: NO_USAGE }]);
+    journal.emit([{ type: 'span.model_request_end', model_request_start_id: startId, is_error: true, model_usage: NO_USAGE, cost_usd: 0 }]);
     const ab = endingForAbort(ctx, journal);
     if (ab) return { ending: ab };
     const f = { type: err.errorType, code: err.code, message: err.message };
@@ -114,7 +144,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
     return { ending: { kind: 'idle', stop: { type: 'retries_exhausted' }, terminalError: true } };
   }
   journal.addUsage(res.usage);
-  const written = journal.emit(replyEvents(hooks, res, startId));
+  const written = journal.emit(replyEvents(hooks, res, startId, requestCost(ctx.agent.def, req.model, res.usage)));
   const uses = written.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use').map((e) => e.id);
   if (res.stop_reason === 'refusal') {
     journal.toolErrors(uses, 'not run: the model refused');
@@ -129,7 +159,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
 }
 
 /** The events one model reply becomes, in block order, ending with the span's end. */
-function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string): NewEvent[] {
+function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string, cost: number): NewEvent[] {
   const out: NewEvent[] = [];
   for (const b of res.content) {
     if (b.type === 'text') {
@@ -137,12 +167,12 @@ function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string): New
     } else if (b.type === 'thinking') out.push({ type: 'agent.thinking', thinking: b.thinking, signature: b.signature });
     else if (b.type === 'redacted_thinking') out.push({ type: 'agent.thinking', redacted_data: b.data });
     else {
-      const c = hooks.tools.classify(b.name);
+      const c = hooks.tools.classify(b.name, b.input);
       if (c.kind === 'custom') out.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
       else out.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
     }
   }
-  out.push({ type: 'span.model_request_end', model_request_start_id: startId, is_error: false, model_usage: res.usage, cache_read_share: cacheReadShare(res.usage) });
+  out.push({ type: 'span.model_request_end', model_request_start_id: startId, is_error: false, model_usage: res.usage, cache_read_share: cacheReadShare(res.usage), cost_usd: cost });
   return out;
 }
 

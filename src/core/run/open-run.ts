@@ -7,6 +7,8 @@
  * describe the run as it starts.
  */
 import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions.js';
+import { writeOutcomeFile } from './outcome-grading.js';
+import { writeRelations } from './relations-file.js';
 import type { Lease } from '../lease.js';
 import { builtinModels } from '../model/registry.js';
 import type { ModelProvider } from '../model/provider.js';
@@ -95,7 +97,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     agent,
     environment,
     env,
-    catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0 }),
+    catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0, isChild: x.snap.parent_session_id !== null }),
     skills,
     sandbox,
     window: new LogWindow(store, x.sessionId, x.snap, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
@@ -134,7 +136,7 @@ export function writeStartFiles(ctx: RunContext, skillProblems: string[]): void 
   files.json('permissions.json', Object.fromEntries(catalog.entries.map((e) => [e.name, e.permission])));
   files.json('resources.json', { mounts: env.mounts.map((m) => ({ target: m.target, mode: m.writable ? 'rw' : 'ro', source: rel(ctx.rt.home, m.host) })) });
   files.json('vaults.json', { secrets: env.secretNames, missing: env.missingSecrets });
-  files.json('relations.json', { session_id: ctx.sessionId, parent_session_id: s.parent_session_id, children: [] });
-  files.json('outcome.json', { outcome: null, note: 'no outcome has been defined for this session' });
+  writeRelations(ctx, s);
+  writeOutcomeFile(ctx, s);
   files.ensureSummary();
 }

@@ -27,9 +27,11 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
   const due = dueWakes(s, nowMs);
   let take: PendingEvent[];
   let wakes = due;
+  // Paused: no run, except one for an interrupt, which is still honoured (and takes in nothing else).
+  if (s.paused && !interrupt) return skip('paused');
   if (interrupt) {
     // An interrupt cancels every queued revisit, due ones included.
-    take = s.pending_events;
+    take = s.paused ? s.pending_events.filter((p) => p.type === 'user.interrupt') : s.pending_events;
     wakes = [];
   } else if (open.length > 0) {
     // Still waiting on a person: take only the answers; messages and wakes wait.
@@ -44,7 +46,8 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
   const work = take.length > 0 || wakes.length > 0 || recovery || retryDue;
   if (!work) return skip(open.length > 0 ? 'requires_action' : 'nothing_pending');
   // A run that died is recovered; a run that failed and backed off is retried.
-  const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'retry');
+  const fromChildren = take.length > 0 && take.every((p) => p.type === 'agent.thread_message_received' || p.type === 'session.thread_status_idle');
+  const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : fromChildren ? 'child' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'retry');
   return { runnable: true, skipReason: null, trigger, take, wakes, interrupt, recovery };
 }
 
@@ -52,10 +55,11 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
 /**
  * When the session next has something to do by itself (ms since the epoch),
  * or null: its earliest pending revisit (unless it waits on a person), or the
- * retry time of a rescheduled run.
+ * retry time of a rescheduled run; null while it is paused (the resume's
+ * line wakes it).
  */
 export function nextDueMs(s: SessionSnapshot): number | null {
-  if (s.status === 'terminated') return null;
+  if (s.status === 'terminated' || s.paused) return null;
   let min: number | null = null;
   const consider = (t: number) => {
     if (Number.isFinite(t) && (min === null || t < min)) min = t;

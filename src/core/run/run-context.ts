@@ -8,7 +8,7 @@ import type { Home, SessionPaths } from '../home.js';
 import type { Deps } from '../deps.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { LoadedAgent, LoadedEnvironment } from '../definitions.js';
-import type { ModelUsage, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';
+import type { EvaluationResult, ModelUsage, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';
 import type { RunEnvironment } from './environment.js';
 import type { ToolCatalog } from '../tools/catalog.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
@@ -27,6 +27,8 @@ export interface Runtime {
 export type AbortReason =
   | { kind: 'interrupt' }
   | { kind: 'shutdown' }
+  /** A user.pause arrived: the run stops at its next step (pause-steering.ts). */
+  | { kind: 'paused' }
   | { kind: 'deadline'; seconds: number }
   | { kind: 'lease_lost'; message: string }
   /** The log refused the run's own opening record: it writes nothing more (see wake.ts). */
@@ -77,6 +79,12 @@ export interface WakeResult {
   failure: { code: string; message: string } | null;
   usage: RunUsage;
   tool_calls: number;
+  /**
+   * The outcome evaluations this run ended (its span.outcome_evaluation_end
+   * events, in order; `iteration` counts from 0 as in the log). [] when it
+   * graded nothing.
+   */
+  outcome_evaluations: Array<{ outcome_id: string; iteration: number; result: EvaluationResult }>;
   started_at: string;
   duration_ms: number;
 }

@@ -5,6 +5,7 @@
  * (closeForInterrupt, finishInterrupt). Each is safe to redo after a crash:
  * it writes only what the log does not say yet.
  */
+import { cascadeInterrupt } from '../delegation-cascade.js';
 import type { PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
 import type { ToolPolicy, ToolUseEvent } from './loop-hooks.js';
@@ -78,7 +79,7 @@ export async function settleLateAnswers(ctx: RunContext, journal: RunJournal, po
   }
 }
 
-/** An interrupt's effects: every open tool use closed as an error, every queued revisit cancelled. Idempotent. */
+/** An interrupt's effects: every open tool use closed as an error, every queued revisit cancelled, the children interrupted. Idempotent in effect. */
 export function closeForInterrupt(store: Runtime['store'], sessionId: string, journal: RunJournal): void {
   const s = store.snapshot(sessionId, { persist: false });
   journal.toolErrors(
@@ -86,6 +87,8 @@ export function closeForInterrupt(store: Runtime['store'], sessionId: string, jo
     'interrupted by the user before completion',
   );
   journal.settleWakes('wake.cancelled', s.pending_wakes.map((w) => w.id), { reason: 'user.interrupt' });
+  // The tree below stops too: each child with something to stop gets an interrupt line (delegation-cascade.ts).
+  if (!journal.silenced && Object.keys(s.children).length) cascadeInterrupt(store, sessionId, `the parent session ${sessionId} was interrupted`);
 }
 
 export function applyInterrupt(ctx: RunContext, journal: RunJournal): void {

@@ -34,7 +34,7 @@ export interface RunFacts {
   pendingWakes: readonly PendingWake[];
 }
 
-export function systemPrompt(o: { system: string; instructions: string | null; skills: Skill[]; facts: SessionFacts }): string {
+export function systemPrompt(o: { system: string; instructions: string | null; skills: Skill[]; facts: SessionFacts; learnings?: string | null }): string {
   const parts: string[] = [];
   if (o.system.trim()) parts.push(o.system.trim());
   if (o.instructions?.trim()) parts.push(`# Instructions (AGENTS.md)\n\n${o.instructions.trim()}`);
@@ -49,6 +49,8 @@ export function systemPrompt(o: { system: string; instructions: string | null; s
       ].join('\n'),
     );
   }
+  // The agent's learnings (memory/LEARNINGS.md, rendered once per run: learnings-run.ts).
+  if (o.learnings?.trim()) parts.push(o.learnings.trim());
   parts.push(runtimeFacts(o.facts));
   return parts.join('\n\n');
 }

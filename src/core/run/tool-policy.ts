@@ -83,6 +83,9 @@ export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUse
     shellTimeoutMs: ctx.environment.def.shell.timeout_seconds * 1000,
     outputLimitChars: ctx.environment.def.shell.output_limit_chars,
     signal: ctx.control.signal,
+    agent: { id: ctx.agent.id, def: ctx.agent.def },
+    emit: (events) => journal.emit(events),
+    runUses: (name) => journal.written.filter((e) => e.type === 'agent.tool_use' && e.name === name).length,
   });
   journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
 }

@@ -13,6 +13,9 @@
  *     run's hooks (default-hooks.ts), then the after-run hooks.
  *  6. Append how it ended (status_idle / status_rescheduled), rewrite
  *     runtime/ and session.json, release the lease.
+ *  7. A child session that ended idle reports to its parent
+ *     (child-report.ts): after its ending, so a crash between the two is
+ *     repaired from the two logs, never reported twice.
  *
  * This module is the orchestration only: opening a run is open-run.ts,
  * what it writes goes through its journal (journal.ts), settling is
@@ -37,6 +40,7 @@ import { applyInterrupt, closeForInterrupt, finishInterrupt, reconcile, settleAn
 import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attempt.js';
 import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
 import type { LoopHooks } from './loop-hooks.js';
+import { reportToParent } from './child-report.js';
 
 export { MAX_WAKE_ATTEMPTS } from './default-hooks.js';
 
@@ -64,6 +68,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     failure: null,
     usage: { ...ZERO },
     tool_calls: 0,
+    outcome_evaluations: [],
     started_at: iso(t0),
     duration_ms: deps.clock.now() - t0,
     ...over,
@@ -192,6 +197,8 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     journal.emit([rescheduledEvent(ending)]);
   }
   const after = store.snapshot(sessionId);
+  // A child's run that ended idle reports to its parent, after its ending is in its own log (child-report.ts).
+  if (ending.kind === 'idle' && after.parent_session_id) deliverReport(rt, sessionId, after);
   ctx.window.refresh(after);
   ctx.files.eventFeed(ctx.window.recent);
   const res = x.result(after, {
@@ -203,6 +210,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     failure: failureOf(after, runFailed),
     usage: journal.usage,
     tool_calls: journal.toolCalls,
+    outcome_evaluations: journal.written.flatMap((e) => (e.type === 'span.outcome_evaluation_end' ? [{ outcome_id: e.outcome_id, iteration: e.iteration, result: e.result }] : [])),
     duration_ms: deps.clock.now() - x.t0,
   });
   ctx.files.json(`traces/${runId}.json`, { ...res, events: journal.written.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at })) });
@@ -294,6 +302,15 @@ function failureOf(after: SessionSnapshot, runFailed: string | null): WakeResult
   if (!failed) return null;
   if (after.last_error) return { code: after.last_error.code ?? after.last_error.type, message: after.last_error.message };
   return { code: after.status === 'rescheduling' ? 'rescheduled' : 'retries_exhausted', message: after.status === 'rescheduling' ? `rescheduled until ${after.retry_at}` : 'the run gave up' };
+}
+
+/** Reports to the parent; a failure here is repaired later (the daemon delivers what is missing), never the run's. */
+function deliverReport(rt: Runtime, sessionId: string, after: SessionSnapshot): void {
+  try {
+    reportToParent(rt, sessionId, after);
+  } catch {
+    // the parent's log is not writable now: reportToParent runs again whenever the daemon looks at this child
+  }
 }
 
 /** The log refused this run's own opening record: it must not write anything more. */

@@ -2,6 +2,8 @@
  * The host sandbox: the Sandbox port (./sandbox.ts) as the daemon provides
  * it on its own machine, for one run.
  *
+ * - execFresh: one command in a sandbox of its own (./one-shot.ts), its
+ *   exit status from the kernel.
  * - exec, restart, close: the session's ShellSession (./shell-session.ts),
  *   one persistent bash in a pty (./pty-shell.ts) under the run's isolation
  *   (bubblewrap, unshare-net or unconfined: ./isolation.ts). The shell
@@ -81,6 +83,16 @@ class HostSandbox implements Sandbox {
       return { output: r.output, exitCode: r.exitCode, timedOut: r.timedOut, interrupted: r.interrupted, shellDied: r.shellDied, cwd: r.cwd };
     } catch (e) {
       // No sandbox here, or the shell did not start.
+      return failure('no_shell', (e as Error).message);
+    }
+  }
+
+  async execFresh(command: string, o: ExecOptions): Promise<ExecResult | SandboxFailure> {
+    try {
+      const r = await this.shell.once(command, { timeoutMs: o.timeoutMs, signal: o.signal });
+      // Secrets out before anything else sees the output, as the shell's own output is.
+      return { output: this.o.redactor.text(r.output), exitCode: r.exitCode, timedOut: r.timedOut, interrupted: r.interrupted, shellDied: false, cwd: this.vfs.home };
+    } catch (e) {
       return failure('no_shell', (e as Error).message);
     }
   }

@@ -122,6 +122,14 @@ export class MemorySandbox implements Sandbox {
     return r;
   }
 
+  /** Answered by the same handler, from /workspace; the persistent shell's cwd is neither used nor changed. */
+  async execFresh(command: string, o: ExecOptions): Promise<ExecResult | SandboxFailure> {
+    if (!this.o.exec) return noShell();
+    const a = await this.o.exec(command, { ...o, cwd: HOME, sandbox: this });
+    if (typeof a === 'object' && 'error' in a) return a;
+    return { output: '', exitCode: 0, timedOut: false, interrupted: false, shellDied: false, cwd: HOME, ...(typeof a === 'string' ? { output: a } : a) };
+  }
+
   async restart(_o: OpOptions): Promise<SandboxFailure | null> {
     if (!this.o.exec) return noShell();
     this.cwd = HOME;

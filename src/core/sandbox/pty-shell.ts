@@ -330,12 +330,13 @@ export class PtyShell {
 }
 
 /**
- * Under bwrap or unshare the pty child owns a PID namespace: killing it ends
- * every process inside. Unconfined, every process of the pty's session is
- * killed, which also reaches background jobs in process groups of their own
- * and `nohup`ed ones.
+ * Kills every process of the session `sid` (a session leader and what it
+ * started), found in /proc. Under bwrap or unshare the pty child owns a PID
+ * namespace: killing it ends every process inside. Unconfined, every
+ * process of the pty's session is killed, which also reaches background
+ * jobs in process groups of their own and `nohup`ed ones.
  */
-function killSession(sid: number): void {
+export function killSession(sid: number): void {
   for (const p of sessionMembers(sid)) {
     try {
       process.kill(p, 'SIGKILL');

@@ -200,6 +200,13 @@ export interface Sandbox {
   exec(command: string, o: ExecOptions): Promise<ExecResult | SandboxFailure>;
   /** Kills the shell and starts a fresh one at the sandbox's home (/workspace). */
   restart(o: OpOptions): Promise<SandboxFailure | null>;
+  /**
+   * Runs a command in a shell of its own (same isolation, network, mounts
+   * and environment), at the sandbox's home, and ends that shell: nothing
+   * the persistent shell did (cwd, exports, jobs) reaches it, and nothing it
+   * does reaches the persistent shell. For the outcome's check.
+   */
+  execFresh(command: string, o: ExecOptions): Promise<ExecResult | SandboxFailure>;
   /** Reads a regular file whole (EISDIR for a directory, not_regular for a FIFO or device). */
   read(path: string, o: ReadOptions): Promise<FileContent | SandboxFailure>;
   /** Creates or replaces a regular file, and its missing parent directories; refused on read-only mounts. */
@@ -218,6 +225,10 @@ export interface Sandbox {
    * elsewhere. Applied to every tool output before the model or the log sees it.
    */
   hideHostPaths(text: string): string;
-  /** Kills the shell and everything it started. Idempotent; the run calls it when it ends. */
+  /**
+   * Kills the shell and everything it started. Idempotent; the run calls it
+   * when it ends, and an outcome's grading before it starts. A later exec
+   * starts a new shell (in the cwd the last one recorded).
+   */
   close(): void;
 }

@@ -15,6 +15,7 @@ import type { Redactor } from '../redact.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-file.js';
 import { appendLines } from '../store/jsonl.js';
 import { PtyShell, type ExecResult } from './pty-shell.js';
+import { runOnce, type OneShotResult } from './one-shot.js';
 import type { Isolation, MountSpec } from './isolation.js';
 
 export const ShellState = z.object({
@@ -82,6 +83,18 @@ export class ShellSession {
     return r;
   }
 
+  /**
+   * Runs one command in a sandbox of its own at the sandbox's home
+   * (one-shot.ts): no terminal, its exit status from the kernel, everything
+   * it started killed when it ends. The session's shell, its state and its
+   * history are untouched.
+   */
+  async once(command: string, opts: { timeoutMs: number; signal: AbortSignal }): Promise<OneShotResult> {
+    if (this.o.unavailable) throw new Error(`no sandbox: ${this.o.unavailable}`);
+    const { redact: _r, ...config } = this.config(this.o.homeDir);
+    return runOnce(config, command, opts);
+  }
+
   /** A fresh shell at the sandbox's home. */
   async restart(): Promise<void> {
     if (this.o.unavailable) throw new Error(`no sandbox: ${this.o.unavailable}`);
@@ -106,17 +119,21 @@ export class ShellSession {
   private async startShell(cwd: string): Promise<void> {
     // A recorded cwd that no longer exists (or escaped) falls back to home.
     const start = this.cwdExists(cwd) ? cwd : this.o.homeDir;
-    this.shell = await PtyShell.start({
+    this.shell = await PtyShell.start(this.config(start));
+    this.state = { ...this.state, cwd: start, alive: true };
+  }
+
+  private config(cwd: string) {
+    return {
       isolation: this.o.isolation,
       network: this.o.network,
       mounts: this.o.mounts,
       env: this.o.env,
-      cwd: start,
+      cwd,
       hostCwd: this.o.workspaceHost,
-      redact: (x) => this.o.redactor.text(x),
+      redact: (x: string) => this.o.redactor.text(x),
       clock: this.o.clock,
-    });
-    this.state = { ...this.state, cwd: start, alive: true };
+    };
   }
 
   /**

@@ -5,6 +5,11 @@
  */
 import * as z from 'zod';
 import { DefinitionId } from './common.js';
+import { ContextSettings } from './context.js';
+import { ModelSettingsFields } from './model-settings.js';
+import { EscalationSettings, GuardSettings } from './guards.js';
+import { DEFAULT_MAX_CHILDREN, DEFAULT_MAX_SPAWN_DEPTH, Roster } from './roster.js';
+import { Pricing } from './pricing.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -18,6 +23,12 @@ export const BUILTIN_TOOL_NAMES = [
   'cancel_wake',
   'list_wakes',
   'skill',
+  'escalate',
+  'spawn_session',
+  'send_to_session',
+  'list_sessions',
+  'message_parent',
+  'learn',
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
@@ -35,6 +46,12 @@ export const CustomTool = z.strictObject({
 });
 export type CustomTool = z.infer<typeof CustomTool>;
 
+/** How outcomes are graded (docs/outcomes.md). */
+export const OutcomeSettings = z.strictObject({
+  /** The rubric grader's model; default: the agent's own. */
+  grader_model: z.string().min(1).optional(),
+});
+
 export const Limits = z.strictObject({
   /** Model calls one run may make before it stops with retries_exhausted. */
   max_model_requests_per_wake: z.number().int().positive().default(12),
@@ -46,6 +63,10 @@ export const Limits = z.strictObject({
   context_window_tokens: z.number().int().positive().default(200_000),
   /** Total tokens (input + output) the session may spend; null = no cap. */
   session_token_budget: z.number().int().positive().nullable().default(null),
+  /** How deep below its root a session of this agent may spawn a child (docs/delegation.md). */
+  max_spawn_depth: z.number().int().nonnegative().max(64, 'expected at most 64 (deeper trees are not checked against their root\'s budget)').default(DEFAULT_MAX_SPAWN_DEPTH),
+  /** Children one session of this agent may spawn. */
+  max_children: z.number().int().nonnegative().default(DEFAULT_MAX_CHILDREN),
 });
 export type Limits = z.infer<typeof Limits>;
 
@@ -59,7 +80,15 @@ export const AgentDefinition = z
     tools: z.partialRecord(z.enum(BUILTIN_TOOL_NAMES), ToolConfig).default({}),
     custom_tools: z.array(CustomTool).default([]),
     limits: Limits.default(Limits.parse({})),
+    outcomes: OutcomeSettings.default({}),
+    context: ContextSettings.default(ContextSettings.parse({})),
+    guards: GuardSettings.default(GuardSettings.parse({})),
+    escalation: EscalationSettings.default({ auto_resolve_above: null }),
+    delegates: Roster.optional(),
+    /** USD per million tokens by model, over data/pricing.json's (docs/delegation.md). */
+    pricing: Pricing.default({}),
     script: z.string().min(1).optional(),
+    ...ModelSettingsFields,
   })
   .superRefine((a, ctx) => {
     if (a.provider === 'scripted' && !a.script) {
@@ -123,8 +152,21 @@ export const ScriptTurn = z.strictObject({
 });
 export type ScriptTurn = z.infer<typeof ScriptTurn>;
 
+/** A scripted grader's answer: what grade_outcome would have been called with. */
+export const ScriptGrade = z.strictObject({
+  result: z.enum(['satisfied', 'needs_revision', 'failed']),
+  explanation: z.string().min(1),
+});
+export type ScriptGrade = z.infer<typeof ScriptGrade>;
+
 export const Script = z.strictObject({
   turns: z.array(ScriptTurn).min(1),
+  /**
+   * The rubric grader's answers: evaluation i of an outcome gets grades[i]
+   * (the last one again past the end). Without any, a rubric grade is
+   * satisfied.
+   */
+  grades: z.array(ScriptGrade).default([]),
   /** What to answer once every turn was used. */
   fallback: z.string().default('(the script has no more turns)'),
 });

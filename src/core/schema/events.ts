@@ -13,6 +13,12 @@
  */
 import * as z from 'zod';
 import { DefinitionId, ModelUsage, SessionId, TextBlock, TextContent, Timestamp, UserContent } from './common.js';
+import { EvaluationResult, OutcomeFields } from './outcomes.js';
+import { CompactionFields, ContextWarningFields } from './context.js';
+import { PauseFields, ResumeFields, RunPausedFields } from './pause.js';
+import { ModelRequestStartFields } from './model-settings.js';
+import { GuardEventFields } from './guards.js';
+import { CHILD_INGRESS_TYPES, ThreadCreatedFields, ThreadMessageReceivedFields, ThreadMessageSentFields, ThreadStatusIdleFields } from './delegation.js';
 
 const envelope = {
   id: z.string().min(1).optional(),
@@ -44,13 +50,8 @@ export const UserCustomToolResult = event('user.custom_tool_result', {
   content: TextContent.optional(),
   is_error: z.boolean().nullish(),
 });
-export const UserDefineOutcome = event('user.define_outcome', {
-  description: z.string().min(1),
-  rubric: z.object({ type: z.literal('text'), content: z.string() }),
-  max_iterations: z.number().int().min(1).max(20).nullish(),
-  check: z.object({ command: z.string().min(1) }).optional(),
-  outcome_id: z.string().optional(),
-});
+/** What "done" means (schema/outcomes.ts; docs/outcomes.md). Starts work by itself, like a message. */
+export const UserDefineOutcome = event('user.define_outcome', OutcomeFields);
 
 // ---------------------------------------------------------------- session
 
@@ -76,6 +77,10 @@ export const SessionCreated = event('session.created', {
   environment_id: DefinitionId,
   title: z.string().nullish(),
   parent_session_id: SessionId.nullish(),
+  /** Ours: how deep below its root a child session is (1 for a root's child); absent for a root. */
+  depth: z.number().int().positive().optional(),
+  /** Ours: the tightest max_spawn_depth of its ancestors, which binds its own spawns too. */
+  tree_max_depth: z.number().int().nonnegative().optional(),
   overrides: SessionOverrides.optional(),
 });
 
@@ -179,15 +184,20 @@ export const SessionError = event('session.error', {
   event_id: z.string().optional(),
 });
 
+/** A guard acted (schema/guards.ts; docs/context.md): our own type. */
+export const SessionGuard = event('session.guard', GuardEventFields);
+
 // ---------------------------------------------------------------- spans
 
-export const SpanModelRequestStart = event('span.model_request_start', {});
+export const SpanModelRequestStart = event('span.model_request_start', ModelRequestStartFields);
 export const SpanModelRequestEnd = event('span.model_request_end', {
   model_request_start_id: z.string(),
   is_error: z.boolean(),
   model_usage: ModelUsage,
   /** Our extension: the share of this request's input read from the prompt cache (cache_read / all input), 0–1. */
   cache_read_share: z.number().min(0).max(1).optional(),
+  /** Our extension: what this request cost, USD, at its model's price (schema/pricing.ts). */
+  cost_usd: z.number().nonnegative().optional(),
 });
 
 /** The share of input tokens read from the prompt cache: cache reads over all input (uncached, written, read). */
@@ -203,9 +213,18 @@ export const SpanOutcomeEvaluationEnd = event('span.outcome_evaluation_end', {
   outcome_evaluation_start_id: z.string(),
   outcome_id: z.string(),
   iteration: z.number().int().nonnegative(),
-  result: z.enum(['satisfied', 'needs_revision', 'max_iterations_reached', 'failed', 'interrupted']),
+  result: EvaluationResult,
   explanation: z.string(),
   usage: ModelUsage,
+  /** Our extension: the model requests this evaluation made (the rubric grader's; 0 for a check alone). */
+  model_requests: z.number().int().nonnegative().optional(),
+  /** Our extension: what the grader's requests cost, USD (schema/pricing.ts). */
+  cost_usd: z.number().nonnegative().optional(),
+});
+/** A heartbeat while an evaluation runs (at most every 10 s). */
+export const SpanOutcomeEvaluationOngoing = event('span.outcome_evaluation_ongoing', {
+  outcome_id: z.string(),
+  iteration: z.number().int().nonnegative(),
 });
 
 // ---------------------------------------------------------------- agent
@@ -234,11 +253,10 @@ export const AgentCustomToolUse = event('agent.custom_tool_use', {
   input: z.record(z.string(), z.unknown()),
   model_tool_use_id: z.string(),
 });
-export const AgentThreadContextCompacted = event('agent.thread_context_compacted', {
-  summary_path: z.string(),
-  tokens_before: z.number().int().nonnegative(),
-  tokens_after: z.number().int().nonnegative(),
-});
+/** A compaction (schema/context.ts; docs/context.md): durable, so a rebuild needs no model call. */
+export const AgentThreadContextCompacted = event('agent.thread_context_compacted', CompactionFields);
+/** Our own: the agent was told how full its context window is. */
+export const SessionContextWarning = event('session.context_warning', ContextWarningFields);
 
 // ---------------------------------------------------------------- union
 
@@ -248,6 +266,9 @@ export const EVENT_SCHEMAS = {
   'user.tool_confirmation': UserToolConfirmation,
   'user.custom_tool_result': UserCustomToolResult,
   'user.define_outcome': UserDefineOutcome,
+  'user.pause': event('user.pause', PauseFields),
+  'user.resume': event('user.resume', ResumeFields),
+  'session.run_paused': event('session.run_paused', RunPausedFields),
   'session.created': SessionCreated,
   'session.updated': SessionUpdated,
   'session.status_running': SessionStatusRunning,
@@ -255,9 +276,15 @@ export const EVENT_SCHEMAS = {
   'session.status_rescheduled': SessionStatusRescheduled,
   'session.status_terminated': SessionStatusTerminated,
   'session.error': SessionError,
+  'session.guard': SessionGuard,
+  'session.thread_created': event('session.thread_created', ThreadCreatedFields),
+  'agent.thread_message_sent': event('agent.thread_message_sent', ThreadMessageSentFields),
+  'agent.thread_message_received': event('agent.thread_message_received', ThreadMessageReceivedFields),
+  'session.thread_status_idle': event('session.thread_status_idle', ThreadStatusIdleFields),
   'span.model_request_start': SpanModelRequestStart,
   'span.model_request_end': SpanModelRequestEnd,
   'span.outcome_evaluation_start': SpanOutcomeEvaluationStart,
+  'span.outcome_evaluation_ongoing': SpanOutcomeEvaluationOngoing,
   'span.outcome_evaluation_end': SpanOutcomeEvaluationEnd,
   'agent.message': AgentMessage,
   'agent.thinking': AgentThinking,
@@ -265,6 +292,7 @@ export const EVENT_SCHEMAS = {
   'agent.tool_result': AgentToolResult,
   'agent.custom_tool_use': AgentCustomToolUse,
   'agent.thread_context_compacted': AgentThreadContextCompacted,
+  'session.context_warning': SessionContextWarning,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -275,13 +303,21 @@ export const LOOSE_EVENT_SCHEMAS = Object.fromEntries(
 ) as unknown as typeof EVENT_SCHEMAS;
 export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
 
-/** Events a person or program writes; they count as pending until a run takes them in. */
+/**
+ * Ingress: events written from outside any run of the session, by a person,
+ * a program, or a child session's runtime (schema/delegation.ts); they count
+ * as pending until a run takes them in (user.pause and user.resume apply
+ * where their line sits: schema/pause.ts).
+ */
 export const USER_EVENT_TYPES = [
   'user.message',
   'user.interrupt',
   'user.tool_confirmation',
   'user.custom_tool_result',
   'user.define_outcome',
+  'user.pause',
+  'user.resume',
+  ...CHILD_INGRESS_TYPES,
 ] as const satisfies readonly EventType[];
 export type UserEventType = (typeof USER_EVENT_TYPES)[number];
 

@@ -12,8 +12,12 @@ import * as z from 'zod';
 import { DefinitionId, SessionId, Timestamp } from './common.js';
 import { SessionOverrides, StopReason } from './events.js';
 import { WakeSource } from './wake-queue.js';
+import { OpenOutcome, OutcomeEvaluation } from './outcomes.js';
+import { ChildRecord, TreeUsage } from './delegation.js';
+import { PauseState } from './pause.js';
 
-export const SESSION_FORMAT = 1;
+/** 2: outcomes (outcome, pending_outcomes, outcome_evaluations). */
+export const SESSION_FORMAT = 2;
 
 export const SessionStatus = z.enum(['idle', 'running', 'rescheduling', 'terminated']);
 export type SessionStatus = z.infer<typeof SessionStatus>;
@@ -83,6 +87,8 @@ export const Usage = z.object({
   cache_creation_input_tokens: z.number().int().nonnegative(),
   cache_read_input_tokens: z.number().int().nonnegative(),
   model_requests: z.number().int().nonnegative(),
+  /** USD, the sum of every recorded request's cost_usd (schema/pricing.ts). */
+  cost_usd: z.number().nonnegative().default(0),
 });
 export type Usage = z.infer<typeof Usage>;
 
@@ -145,6 +151,33 @@ export const SessionSnapshot = z.object({
   wakes_taken: z.array(z.string()),
   wakes_consumed: z.number().int().nonnegative(),
   wakes_cancelled: z.number().int().nonnegative(),
+
+  /** The outcome a run took in and no evaluation has ended (docs/outcomes.md), with its definition. */
+  outcome: OpenOutcome.nullable().default(null),
+  /** Outcomes defined and not yet taken in by a run, in log order. */
+  pending_outcomes: z.array(OpenOutcome).default([]),
+  /** How deep below its root this session is (0 for a root; docs/delegation.md). */
+  depth: z.number().int().nonnegative().default(0),
+  /** The tightest max_spawn_depth of its ancestors (null for a root): binds this session's spawns too. */
+  tree_max_depth: z.number().int().nonnegative().nullable().default(null),
+  /** This session's children, by session id, as its log tells of them (spawns and reports). */
+  children: z.record(z.string(), ChildRecord).default({}),
+  /** Keys of message_parent deliveries taken (the newest), so a repeated delivery is taken in once. */
+  delivered_messages: z.array(z.string()).default([]),
+  /** Derived at each fold: usage over this session and every descendant, as their latest reports tell. */
+  tree_usage: TreeUsage.default({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0, cost_usd: 0 }),
+  /** One entry per outcome (the newest MAX_OUTCOMES_KEPT), as Managed Agents' session object has it. */
+  outcome_evaluations: z.array(OutcomeEvaluation).default([]),
+
+  /**
+   * The latest compaction that shapes the conversation (docs/context.md):
+   * where its line is, so a run whose window starts after it still reads it.
+   */
+  compaction: z.object({ event_id: z.string(), line: z.number().int().positive(), offset: z.number().int().nonnegative() }).nullable().default(null),
+  /** Context warnings given since that compaction (thresholds, shares of the window). */
+  context_warned: z.array(z.number()).default([]),
+  /** Held by a user.pause (docs/context.md): no run starts until a user.resume; null otherwise. */
+  paused: PauseState.nullable().default(null),
 
   journals: z.object({ events: JournalCursor, wake_queue: JournalCursor }),
   /**

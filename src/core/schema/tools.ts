@@ -5,6 +5,9 @@
  * schemas (z.toJSONSchema), so the two can never drift apart.
  */
 import * as z from 'zod';
+import { EscalateInput } from './guards.js';
+import { LearnInput } from './learnings.js';
+import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput } from './roster.js';
 
 export const BashInput = z
   .strictObject({
@@ -76,4 +79,10 @@ export const TOOL_INPUTS = {
   cancel_wake: CancelWakeInput,
   list_wakes: ListWakesInput,
   skill: SkillInput,
+  escalate: EscalateInput,
+  spawn_session: SpawnSessionInput,
+  send_to_session: SendToSessionInput,
+  list_sessions: ListSessionsInput,
+  message_parent: MessageParentInput,
+  learn: LearnInput,
 } as const;

@@ -9,11 +9,14 @@
  * sense becomes a rejection, reported later as a session.error; the line
  * itself stays in the log.
  */
-import { SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
+import { SESSION_FORMAT, isUserEventType, roundUsd, type ModelUsage, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
 import { RUN_ID } from '../ids.js';
 import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
 import { nextWakeAt, takeWakes } from './wake-queue-fold.js';
+import { acceptDelivery, applyChildEvent, treeUsageOf } from './children-fold.js';
+import { defineOutcome, endEvaluation, judgeDefineOutcome, startEvaluation, takeInOutcomes } from './outcome-fold.js';
+import { applyPauseLine, noteRunPaused } from './pause-fold.js';
 
 // The wake queue's fold and the answer rule live in their own modules; callers that knew them here still find them.
 export { dueWakes, nextWakeAt } from './wake-queue-fold.js';
@@ -39,7 +42,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     consecutive_failures: 0,
     last_error: null,
     run_errors: 0,
-    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0 },
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0, cost_usd: 0 },
     pending_events: [],
     processed_through_line: 0,
     open_tool_uses: [],
@@ -53,6 +56,17 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     journals: { events: { offset: 0, line: 0, ino: 0 }, wake_queue: { offset: 0, line: 0, ino: 0 } },
     next_wake_at: null,
     held_back: { events: 0, wake_queue: 0 },
+    outcome: null,
+    depth: 0,
+    tree_max_depth: null,
+    children: {},
+    delivered_messages: [],
+    tree_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0, cost_usd: 0 },
+    compaction: null,
+    context_warned: [],
+    pending_outcomes: [],
+    outcome_evaluations: [],
+    paused: null,
     counts: { pending_events: 0, pending_wakes: 0, requires_action: 0, unreported_errors: 0 },
   };
 }
@@ -60,6 +74,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
 /** Fills in the derived fields after a fold (they are never read back as input). */
 export function finishFold(s: SessionSnapshot): SessionSnapshot {
   s.next_wake_at = nextWakeAt(s);
+  s.tree_usage = treeUsageOf(s);
   s.counts = {
     pending_events: s.pending_events.length,
     pending_wakes: s.pending_wakes.length,
@@ -145,6 +160,7 @@ function judgeUserEvent(s: SessionSnapshot, e: SessionEvent, line: number): stri
   if (pendingIds(s).has(e.id)) {
     return `events.jsonl line ${line}: ${e.type}: id ${e.id} is already used by a pending event`;
   }
+  if (e.type === 'user.define_outcome') return judgeDefineOutcome(s, e, line);
   const target = answerTarget(e);
   if (!target) return null;
   const p = answerProblem(s, target.kind, target.useId);
@@ -210,8 +226,18 @@ function unproven(s: SessionSnapshot, e: SessionEvent, line: number, verify: Run
   return `${where}: only a run of this session writes this, and ${got}${s.running_wake_id ? '' : ' (no run is in progress)'}; a person or program appends user.* events`;
 }
 
-/** Applies one event of events.jsonl (at `line`). Mutates `s`. */
-export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, readTime = false, verify?: RunVerifier): void {
+/** Adds recorded usage, its requests and its cost (USD; absent on lines from before costs were recorded) to the session's. */
+function addUsage(s: SessionSnapshot, u: ModelUsage, requests: number, costUsd: number | undefined): void {
+  s.usage.input_tokens += u.input_tokens;
+  s.usage.output_tokens += u.output_tokens;
+  s.usage.cache_creation_input_tokens += u.cache_creation_input_tokens;
+  s.usage.cache_read_input_tokens += u.cache_read_input_tokens;
+  s.usage.model_requests += requests;
+  if (costUsd) s.usage.cost_usd = roundUsd(s.usage.cost_usd + costUsd);
+}
+
+/** Applies one event of events.jsonl (at `line`, starting at byte `offset` when known). Mutates `s`. */
+export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, readTime = false, verify?: RunVerifier, offset?: number): void {
   if (line === 1 && e.type !== 'session.created') {
     reject(s, line, e.id, `events.jsonl line 1: the first line must be session.created, got ${e.type}`);
     return;
@@ -229,6 +255,9 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
   }
   s.updated_at = e.created_at > s.updated_at ? e.created_at : s.updated_at;
   if (isUserEventType(e.type)) {
+    if (applyPauseLine(s, e)) return updateProcessedThrough(s, line);
+    // A delivery from a child that was taken already (a repeat after a crash) is dropped, not reported.
+    if ((e.type === 'agent.thread_message_received' || e.type === 'session.thread_status_idle') && !acceptDelivery(s, e)) return updateProcessedThrough(s, line);
     const why = judgeUserEvent(s, e, line);
     if (why) {
       reject(s, line, e.id, why, 'invalid_answer');
@@ -238,6 +267,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       const target = answerTarget(e);
       const use = target && s.open_tool_uses.find((u) => u.id === target.useId);
       if (use) use.answered_by = e.id;
+      if (e.type === 'user.define_outcome') defineOutcome(s, e);
     }
     updateProcessedThrough(s, line);
     return;
@@ -252,6 +282,8 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.environment_id = e.environment_id;
       s.title = e.title ?? null;
       s.parent_session_id = e.parent_session_id ?? null;
+      s.depth = e.depth ?? 0;
+      s.tree_max_depth = e.tree_max_depth ?? null;
       s.overrides = { ...(e.overrides ?? {}) };
       s.created_at = e.created_at;
       s.updated_at = e.created_at;
@@ -274,6 +306,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       const taken = new Set(e.processed_event_ids);
       if (!e.continuation) s.interrupt_taken = false;
       if (s.pending_events.some((p) => taken.has(p.id) && p.type === 'user.interrupt')) s.interrupt_taken = true;
+      takeInOutcomes(s, s.pending_events.filter((p) => taken.has(p.id)), e.created_at);
       s.pending_events = s.pending_events.filter((p) => !taken.has(p.id));
       // A wake is taken when a run lists it, even if its wake.consumed record never made it.
       takeWakes(s, (e.wakes ?? []).map((w) => w.id));
@@ -314,11 +347,29 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       }
       break;
     case 'span.model_request_end':
-      s.usage.input_tokens += e.model_usage.input_tokens;
-      s.usage.output_tokens += e.model_usage.output_tokens;
-      s.usage.cache_creation_input_tokens += e.model_usage.cache_creation_input_tokens;
-      s.usage.cache_read_input_tokens += e.model_usage.cache_read_input_tokens;
-      s.usage.model_requests += 1;
+      addUsage(s, e.model_usage, 1, e.cost_usd);
+      break;
+    case 'session.thread_created':
+    case 'agent.thread_message_sent':
+      applyChildEvent(s, e);
+      break;
+    case 'agent.thread_context_compacted':
+      // The summary requests' tokens and cost are the session's too (phase 2).
+      if (e.usage) addUsage(s, e.usage, e.model_requests ?? 0, e.cost_usd);
+      // Only a compaction the rebuild acts on (it says where the kept turns start, or what it pruned).
+      if (offset !== undefined && (e.kept_from_line !== undefined || e.pruned_before_line !== undefined)) s.compaction = { event_id: e.id, line, offset };
+      s.context_warned = [];
+      break;
+    case 'session.context_warning':
+      if (!s.context_warned.includes(e.threshold)) s.context_warned = [...s.context_warned, e.threshold];
+      break;
+    case 'span.outcome_evaluation_start':
+      startEvaluation(s, e);
+      break;
+    case 'span.outcome_evaluation_end':
+      // The grader's tokens are the session's too (its budget counts them).
+      addUsage(s, e.usage, e.model_requests ?? 0, e.cost_usd);
+      endEvaluation(s, e);
       break;
     case 'agent.tool_use':
     case 'agent.custom_tool_use': {
@@ -334,6 +385,9 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.open_tool_uses.push(use);
       break;
     }
+    case 'session.run_paused':
+      noteRunPaused(s, e);
+      break;
     case 'agent.tool_result':
       s.open_tool_uses = s.open_tool_uses.filter((u) => u.id !== e.tool_use_id);
       break;

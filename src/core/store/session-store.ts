@@ -57,6 +57,10 @@ export interface CreateSessionInput {
   environmentId: string;
   title?: string | null;
   parentSessionId?: string | null;
+  /** How deep below its root the session is (a child: its parent's + 1); absent or 0 for a root. */
+  depth?: number;
+  /** The tightest max_spawn_depth among the session's ancestors (delegation). */
+  treeMaxDepth?: number;
   overrides?: SessionOverrides;
 }
 
@@ -154,6 +158,8 @@ export class SessionStore {
       environment_id: input.environmentId,
       ...(input.title ? { title: input.title } : {}),
       ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
+      ...(input.depth ? { depth: input.depth } : {}),
+      ...(input.treeMaxDepth !== undefined ? { tree_max_depth: input.treeMaxDepth } : {}),
       ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
     });
     this.append(tmp, tmp.events, [JSON.stringify(created)], true);
@@ -250,10 +256,12 @@ export class SessionStore {
     const ev = readLines(p.events, s.journals.events, slice.eventsUntil !== undefined ? { until: slice.eventsUntil } : {});
     const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line);
     if (ev.reset && base) return this.fold(sessionId, p, null, slice);
+    let offset = s.journals.events.offset;
     for (const raw of ev.lines) {
       const r = parseEventLine(raw, now, format);
-      if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true, verify);
+      if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true, verify, ev.reset ? undefined : offset);
       else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
+      offset += raw.bytes + 1;
     }
     s.journals.events = ev.cursor;
     s.held_back = { events: ev.heldBack, wake_queue: 0 };

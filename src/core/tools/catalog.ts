@@ -13,6 +13,9 @@ import { bashTool } from './bash-tool.js';
 import { editTool, globTool, grepTool, readTool, writeTool } from './file-tools.js';
 import { cancelWakeTool, listWakesTool, scheduleWakeTool } from './wake-tools.js';
 import { skillTool } from './skill-tool.js';
+import { escalateTool } from './escalate-tool.js';
+import { learnTool } from './learn-tool.js';
+import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessionTool, spawnDescription, spawnSessionTool } from './delegation-tools.js';
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
 
@@ -27,6 +30,12 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   cancel_wake: cancelWakeTool as Tool,
   list_wakes: listWakesTool as Tool,
   skill: skillTool as Tool,
+  escalate: escalateTool as Tool,
+  spawn_session: spawnSessionTool as Tool,
+  send_to_session: sendToSessionTool as Tool,
+  list_sessions: listSessionsTool as Tool,
+  message_parent: messageParentTool as Tool,
+  learn: learnTool as Tool,
 };
 
 /** What the model is sent for one tool. */
@@ -77,13 +86,15 @@ function builtinSchema(name: BuiltinToolName): ToolDefinition['input_schema'] {
 export class ToolCatalog {
   readonly entries: CatalogEntry[];
 
-  constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools'>, opts: { hasSkills: boolean }) {
+  constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools' | 'delegates'>, opts: { hasSkills: boolean; isChild?: boolean }) {
     const entries: CatalogEntry[] = [];
     for (const name of BUILTIN_TOOL_NAMES) {
       const permission = agent.tools[name]?.permission ?? 'always_allow';
       if (name === 'skill' && !opts.hasSkills && !agent.tools.skill) continue;
+      if (!delegationToolApplies(name, agent, opts.isChild === true)) continue;
       const t = BUILTIN_TOOLS[name];
-      entries.push({ name, kind: 'builtin', permission, definition: { name, description: t.description, input_schema: builtinSchema(name) } });
+      const description = name === 'spawn_session' ? spawnDescription(agent) : t.description;
+      entries.push({ name, kind: 'builtin', permission, definition: { name, description, input_schema: builtinSchema(name) } });
     }
     for (const c of agent.custom_tools) {
       entries.push({

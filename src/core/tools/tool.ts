@@ -9,6 +9,7 @@ import type { Redactor } from '../redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Skill } from '../run/skills.js';
+import type { AgentDefinition, NewEvent, SessionEvent } from '../schema/index.js';
 
 export interface ToolContext {
   sessionId: string;
@@ -26,6 +27,12 @@ export interface ToolContext {
   outputLimitChars: number;
   /** Aborted on interrupt, shutdown, lease loss or the run's deadline. */
   signal: AbortSignal;
+  /** The session's agent (the delegation tools read its roster and limits). */
+  agent?: { id: string; def: AgentDefinition };
+  /** Appends to this session's log through the run's journal: one write, redacted, nothing once the run is silenced. */
+  emit?: (events: readonly NewEvent[]) => SessionEvent[];
+  /** How many calls of this tool this run made so far, this one included (a per-run bound). */
+  runUses?: (name: string) => number;
 }
 
 export interface ToolOutput {

@@ -1,0 +1,41 @@
+/**
+ * Text for a person's terminal. What agents and models write (messages,
+ * tool inputs, escalation options, summaries) reaches `openboa status`,
+ * `events` and the daemon's console; a control character in it could clear
+ * the screen, move the cursor over a line, retitle the window or reorder
+ * text (bidi overrides), hiding or faking what a person is asked to decide.
+ * Every such character is shown as a visible escape (`\u001b`) instead.
+ *
+ * The only escape sequences let through are the colours openboa itself
+ * paints (terminal.ts: one SGR code of its palette, or a reset), so output
+ * keeps its colours; a colour in agent text changes nothing but a colour.
+ */
+
+/** SGR sequences terminal.ts writes: 1, 2, 22, 31–36, 39. */
+const OUR_COLOUR = /^\u001b\[(?:1|2|22|3[1-6]|39)m/;
+// C0 except \n and \t, DEL, C1, and the bidi embedding/override/isolate controls.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+const visible = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** `text` with every control character but \n, \t and openboa's own colours made visible. */
+export function safeText(text: string): string {
+  CONTROL.lastIndex = 0;
+  if (!CONTROL.test(text)) return text;
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\u001b') {
+      const m = OUR_COLOUR.exec(text.slice(i, i + 6));
+      if (m) {
+        out += m[0];
+        i += m[0].length - 1;
+        continue;
+      }
+    }
+    CONTROL.lastIndex = 0;
+    out += CONTROL.test(c) ? visible(c) : c;
+  }
+  return out;
+}

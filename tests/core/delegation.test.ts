@@ -1,0 +1,110 @@
+/**
+ * Delegation's plumbing in-process: a child's report reaches its parent
+ * once (repeats dropped, a missed one repaired), the parent reads it as a
+ * user turn on a `child` run, interrupts cascade, and a parent's budget
+ * bounds its tree. A queued model port, the memory sandbox, the real store.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import YAML from 'yaml';
+import { SessionStore } from '../../src/core/store/session-store.js';
+import { sendMessage } from '../../src/core/session-ops.js';
+import { createSession } from '../../src/core/create-session.js';
+import { wake } from '../../src/core/run/wake.js';
+import { reportToParent } from '../../src/core/run/child-report.js';
+import type { Runtime } from '../../src/core/run/run-context.js';
+import { readLines } from '../../src/core/store/jsonl.js';
+import { parseEventLine } from '../../src/core/store/parse-line.js';
+import type { SessionEvent } from '../../src/core/schema/index.js';
+import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
+import { tempHome } from '../helpers/home.js';
+import { testDeps } from '../helpers/deps.js';
+import { queuedModel, type Reply } from '../helpers/queued-model.js';
+
+function setup(t: TestContext, replies: Reply[], limits: Record<string, unknown> = {}) {
+  const h = tempHome(t);
+  for (const a of ['boss', 'worker']) h.write(`agents/${a}/agent.yaml`, YAML.stringify({ provider: 'anthropic', model: 'm', system: `You are ${a}.`, environment: 'local', limits }));
+  const model = queuedModel(replies);
+  const deps = { ...testDeps({}), models: model.registry, sandbox: () => new MemorySandbox() };
+  const store = new SessionStore(h.home, deps);
+  const rt: Runtime = { home: h.home, store, deps };
+  const parent = createSession(store, { agent: 'boss' }).id;
+  const child = createSession(store, { agent: 'worker', parentSessionId: parent }).id;
+  const events = (id: string): SessionEvent[] =>
+    readLines(store.paths(id).events)
+      .lines.map((l) => parseEventLine(l, deps.clock.now()))
+      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
+  return { h, model, store, rt, deps, parent, child, events };
+}
+
+test('a child run that ends reports to its parent once; the parent wakes on it (trigger child) and reads it as a user turn', async (t) => {
+  const s = setup(t, [{ text: 'the answer is 42' }, { text: 'thanks, noted' }]);
+  sendMessage(s.store, s.child, 'compute the answer');
+  const r = await wake(s.rt, s.child);
+  assert.equal(r.stop_reason?.type, 'end_turn');
+  const delivered = s.events(s.parent).filter((e) => e.type === 'agent.thread_message_received' || e.type === 'session.thread_status_idle');
+  assert.deepEqual(delivered.map((e) => e.type), ['agent.thread_message_received', 'session.thread_status_idle']);
+  const [msg, idle] = delivered as [Extract<SessionEvent, { type: 'agent.thread_message_received' }>, Extract<SessionEvent, { type: 'session.thread_status_idle' }>];
+  assert.equal(msg.delivery_key, `run:${r.wake_id}`);
+  assert.equal(msg.content[0]!.text, 'the answer is 42');
+  assert.deepEqual(idle.stop_reason, { type: 'end_turn' });
+  assert.equal(idle.tree_usage?.input_tokens, 10);
+  // Delivering again (the daemon's repair racing the run's own) changes nothing for the parent.
+  assert.equal(reportToParent(s.rt, s.child), 'already');
+  fs.appendFileSync(s.store.paths(s.parent).events, `${JSON.stringify({ ...msg, id: 'sevt_repeat_1' })}\n${JSON.stringify({ ...idle, id: 'sevt_repeat_2' })}\n`);
+  const snap = s.store.snapshot(s.parent);
+  assert.equal(snap.pending_events.length, 2, 'the repeat is dropped by the fold');
+  assert.equal(snap.children[s.child]?.last_report_run, r.wake_id);
+  assert.equal(snap.children[s.child]?.status, 'end_turn');
+  const pr = await wake(s.rt, s.parent);
+  assert.equal(pr.trigger, 'child');
+  const last = JSON.stringify(s.model.requests.at(-1)!.messages.at(-1));
+  assert.match(last, new RegExp(`child session ${s.child} \\(agent worker\\) reports; its words, quoted:\\]\\\\n> the answer is 42`));
+  assert.match(last, /is idle: end_turn/);
+  assert.equal((last.match(/the answer is 42/g) ?? []).length, 1, 'read once');
+  assert.equal(s.store.snapshot(s.parent).tree_usage.input_tokens, 20, 'the tree counts the child');
+});
+
+test('a report lost to a crash between the child\'s idle and the parent\'s append is repaired from the two logs, once', async (t) => {
+  const s = setup(t, [{ text: 'done' }]);
+  sendMessage(s.store, s.child, 'work');
+  // The parent's folder is away while the child's run ends: its report cannot be written.
+  const dir = s.store.paths(s.parent).dir;
+  fs.renameSync(dir, `${dir}.away`);
+  await wake(s.rt, s.child);
+  fs.renameSync(`${dir}.away`, dir);
+  assert.equal(s.events(s.parent).filter((e) => e.type === 'session.thread_status_idle').length, 0);
+  assert.equal(reportToParent(s.rt, s.child), 'delivered');
+  assert.equal(reportToParent(s.rt, s.child), 'already');
+  assert.equal(s.events(s.parent).filter((e) => e.type === 'session.thread_status_idle').length, 1);
+});
+
+test('interrupting a parent interrupts its busy children through their logs', async (t) => {
+  const s = setup(t, [{ text: 'child works' }, { text: 'ok' }]);
+  sendMessage(s.store, s.child, 'first');
+  await wake(s.rt, s.child); // a report makes the child known to the parent
+  sendMessage(s.store, s.child, 'a second job, not yet run');
+  s.store.appendUserEvent(s.parent, { type: 'user.interrupt', reason: 'stop everything' });
+  await wake(s.rt, s.parent);
+  const got = s.events(s.child).filter((e) => e.type === 'user.interrupt');
+  assert.equal(got.length, 1);
+  assert.match(got[0]!.type === 'user.interrupt' ? String(got[0]!.reason) : '', new RegExp(`parent session ${s.parent} was interrupted`));
+});
+
+test('a parent\'s budget covers its tree: once its tree spent it, the child\'s next run stops with budget_reached', async (t) => {
+  const s = setup(t, [{ text: 'spent 15 tokens' }, { text: 'never' }]);
+  s.store.appendEvents(s.parent, [{ type: 'session.updated', overrides: { session_token_budget: 10 } }]);
+  sendMessage(s.store, s.child, 'work');
+  await wake(s.rt, s.child);
+  // The report took the child's 15 tokens into the parent's tree: the parent's 10 is spent.
+  s.deps.clock.advance(1000);
+  sendMessage(s.store, s.child, 'more');
+  const r = await wake(s.rt, s.child);
+  assert.equal(r.stop_reason?.type, 'budget_reached');
+  assert.match(r.errors.join('\n'), new RegExp(`the session tree of ${s.parent} spent 15 tokens of that session's budget of 10`));
+  // The parent, woken by the report, stops too.
+  const p = await wake(s.rt, s.parent);
+  assert.equal(p.stop_reason?.type, 'budget_reached');
+  assert.equal(s.model.requests.length, 1, 'the child asked the model no more');
+});
