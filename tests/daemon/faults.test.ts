@@ -62,7 +62,7 @@ test('kill -9 during a shell command: the tool is closed as an error and not run
   const id = await s.newSession('count once');
   const count = path.join(s.h.root, 'sessions', id, 'workspace', 'count.txt');
   const d1 = spawnDaemon(t, s.h.root, s.env);
-  await whenExists(count);
+  await whenExists(count, (text) => text === 'ran\n');
   await d1.kill9();
   // The kernel tears the sandbox down after its parent died (bwrap --die-with-parent); give a loaded machine a moment.
   const alive = () => execSync(`pgrep -f '[${marker[0]}]${marker.slice(1)}' || true`).toString().trim();

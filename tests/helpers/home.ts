@@ -57,18 +57,29 @@ export function tempHome(t: TestContext | null, opts: { bundled?: boolean } = {}
   };
 }
 
-/** Resolves when `file` exists; driven by fs.watch on its folder, not by polling. */
-export function whenExists(file: string): Promise<void> {
+/**
+ * Resolves when `file` exists and, if `ready` is given, when its text passes
+ * `ready` (existence alone races a writer that has created but not yet written
+ * it). Driven by fs.watch on its folder, not by polling.
+ */
+export function whenExists(file: string, ready: (text: string) => boolean = () => true): Promise<void> {
   return new Promise((resolve) => {
     const dir = path.dirname(file);
     fs.mkdirSync(dir, { recursive: true });
+    const done = () => {
+      try {
+        return ready(fs.readFileSync(file, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
     const w = fs.watch(dir, () => {
-      if (fs.existsSync(file)) {
+      if (done()) {
         w.close();
         resolve();
       }
     });
-    if (fs.existsSync(file)) {
+    if (done()) {
       w.close();
       resolve();
     }
