@@ -75,9 +75,9 @@ test('fitToBudget drops whole old turns, never a tool round trip', () => {
 
 test('sandbox posture: bwrap where it works; auto falls back to unshare for the network only; process is explicit', () => {
   const env = (o: Record<string, unknown>) => EnvironmentDefinition.parse(o);
-  const all = { bwrap: true, unshare: true, notes: [] };
-  const noBwrap = { bwrap: false, unshare: true, notes: ['bwrap: no user namespaces'] };
-  const nothing = { bwrap: false, unshare: false, notes: ['bwrap: missing', 'unshare: denied'] };
+  const all = { bwrap: true, unshare: true, pdeathsig: true, notes: [] };
+  const noBwrap = { bwrap: false, unshare: true, pdeathsig: true, notes: ['bwrap: no user namespaces'] };
+  const nothing = { bwrap: false, unshare: false, pdeathsig: false, notes: ['bwrap: missing', 'unshare: denied'] };
   assert.equal((choosePosture(env({}), all) as { isolation: string }).isolation, 'bwrap');
   const fallback = choosePosture(env({ sandbox: 'auto', network: 'none' }), noBwrap) as { isolation: string; network_closed: boolean; filesystem_confined: boolean; reason: string };
   assert.deepEqual([fallback.isolation, fallback.network_closed, fallback.filesystem_confined], ['unshare-net', true, false]);

@@ -22,6 +22,12 @@ export type Isolation = 'bwrap' | 'unshare-net' | 'unconfined';
 export interface Capabilities {
   bwrap: boolean;
   unshare: boolean;
+  /**
+   * `setpriv --pdeathsig` works: unshare can be told to die with the daemon
+   * (bwrap has --die-with-parent; unshare has no such flag, and a process
+   * started with pipes, not a pty, gets no SIGHUP when the daemon dies).
+   */
+  pdeathsig: boolean;
   /** Why a probe failed, for runtime/environment.json. */
   notes: string[];
 }
@@ -40,7 +46,8 @@ export function probeCapabilities(): Capabilities {
   const u = spawnSync('unshare', ['-r', '-n', '-p', '-f', '--kill-child', '/bin/true'], { timeout: 5000, stdio: ['ignore', 'ignore', 'pipe'] });
   const unshare = u.status === 0;
   if (!unshare) notes.push(`unshare: ${u.error ? u.error.message : (u.stderr?.toString().trim() || `exit ${u.status}`)}`);
-  cached = { bwrap, unshare, notes };
+  const pdeathsig = spawnSync('setpriv', ['--pdeathsig', 'KILL', '/bin/true'], { timeout: 5000, stdio: 'ignore' }).status === 0;
+  cached = { bwrap, unshare, pdeathsig, notes };
   return cached;
 }
 
@@ -116,6 +123,11 @@ export function isolatedCommand(isolation: Isolation, o: { network: 'none' | 'ho
     args.push('--chdir', o.cwd);
     return ['bwrap', ...args, '--', ...o.argv];
   }
-  if (isolation === 'unshare-net') return ['unshare', '-r', '-n', '-p', '-f', '-m', '--mount-proc', '--kill-child', ...o.argv];
+  if (isolation === 'unshare-net') {
+    // --kill-child takes the namespace's first process (and so all of it) down
+    // with unshare; the parent-death signal takes unshare down with the daemon.
+    const dieWithDaemon = probeCapabilities().pdeathsig ? ['setpriv', '--pdeathsig', 'KILL'] : [];
+    return [...dieWithDaemon, 'unshare', '-r', '-n', '-p', '-f', '-m', '--mount-proc', '--kill-child', ...o.argv];
+  }
   return o.argv;
 }
