@@ -10,6 +10,7 @@ import { ModelSettingsFields } from './model-settings.js';
 import { EscalationSettings, GuardSettings } from './guards.js';
 import { DEFAULT_MAX_CHILDREN, DEFAULT_MAX_SPAWN_DEPTH, Roster } from './roster.js';
 import { Pricing } from './pricing.js';
+import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -87,6 +88,8 @@ export const AgentDefinition = z
     delegates: Roster.optional(),
     /** USD per million tokens by model, over data/pricing.json's (docs/delegation.md). */
     pricing: Pricing.default({}),
+    /** The memory directory at /memory and cross-session search (docs/memory.md). */
+    memory: MemorySettings.default(DEFAULT_MEMORY_SETTINGS),
     script: z.string().min(1).optional(),
     ...ModelSettingsFields,
   })

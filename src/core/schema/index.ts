@@ -14,3 +14,4 @@ export * from './delegation.js';
 export * from './roster.js';
 export * from './pricing.js';
 export * from './learnings.js';
+export * from './memory.js';
