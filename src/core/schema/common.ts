@@ -63,6 +63,14 @@ export const ModelUsage = z.object({
 });
 export type ModelUsage = z.infer<typeof ModelUsage>;
 
+/** A session's (or a session tree's) usage: its requests' ModelUsage summed, their number, and their cost. */
+export const Usage = ModelUsage.extend({
+  model_requests: z.number().int().nonnegative(),
+  /** USD, the sum of every recorded request's cost_usd (schema/pricing.ts). */
+  cost_usd: z.number().nonnegative().default(0),
+});
+export type Usage = z.infer<typeof Usage>;
+
 export const ZERO_USAGE: ModelUsage = Object.freeze({
   input_tokens: 0,
   output_tokens: 0,

@@ -14,20 +14,13 @@
  *    is recognised and taken in once.
  */
 import * as z from 'zod';
-import { TextBlock } from './common.js';
+import { TextBlock, Usage } from './common.js';
 
 /** A delivery's key: `run:<child run id>` for the report of a child's run, `msg:<tool use id>` for a message_parent. */
 export const DeliveryKey = z.string().regex(/^(run|msg):[A-Za-z0-9_-]{1,128}$/, 'expected run:<run id> or msg:<tool use id>');
 
 /** Token usage and cost of a session and everything below it, as a report carries it. */
-export const TreeUsage = z.object({
-  input_tokens: z.number().int().nonnegative(),
-  output_tokens: z.number().int().nonnegative(),
-  cache_creation_input_tokens: z.number().int().nonnegative(),
-  cache_read_input_tokens: z.number().int().nonnegative(),
-  model_requests: z.number().int().nonnegative(),
-  cost_usd: z.number().nonnegative().default(0),
-});
+export const TreeUsage = Usage;
 export type TreeUsage = z.infer<typeof TreeUsage>;
 
 export const ThreadCreatedFields = {

@@ -9,7 +9,7 @@
  * rebuilt, never migrated in place.
  */
 import * as z from 'zod';
-import { DefinitionId, SessionId, Timestamp } from './common.js';
+import { DefinitionId, SessionId, Timestamp, Usage } from './common.js';
 import { SessionOverrides, StopReason } from './events.js';
 import { WakeSource } from './wake-queue.js';
 import { OpenOutcome, OutcomeEvaluation } from './outcomes.js';
@@ -81,16 +81,6 @@ export const PendingWake = z.object({
 });
 export type PendingWake = z.infer<typeof PendingWake>;
 
-export const Usage = z.object({
-  input_tokens: z.number().int().nonnegative(),
-  output_tokens: z.number().int().nonnegative(),
-  cache_creation_input_tokens: z.number().int().nonnegative(),
-  cache_read_input_tokens: z.number().int().nonnegative(),
-  model_requests: z.number().int().nonnegative(),
-  /** USD, the sum of every recorded request's cost_usd (schema/pricing.ts). */
-  cost_usd: z.number().nonnegative().default(0),
-});
-export type Usage = z.infer<typeof Usage>;
 
 export const SessionSnapshot = z.object({
   format: z.literal(SESSION_FORMAT),
