@@ -132,10 +132,15 @@ export function validateEvent(e: Record<string, unknown>): string[] {
   return errs;
 }
 
-/** Validates every line of a log that has a Managed Agents type; returns "line N: error" strings. */
-export function validateLog(file: string): { checked: number; errors: string[] } {
+/**
+ * Validates every line of a log that has a Managed Agents type (the
+ * runtime's; user.* lines are a person's, unless `also` picks them);
+ * returns "line N: error" strings, and how many lines `also` picked.
+ */
+export function validateLog(file: string, opts: { also?: (e: Record<string, unknown>) => boolean } = {}): { checked: number; errors: string[]; alsoChecked: number } {
   const errors: string[] = [];
   let checked = 0;
+  let alsoChecked = 0;
   fs.readFileSync(file, 'utf8')
     .split('\n')
     .forEach((l, i) => {
@@ -146,9 +151,11 @@ export function validateLog(file: string): { checked: number; errors: string[] }
       } catch {
         return; // hand-written garbage is not the runtime's
       }
-      if (!hasSchema(String(e.type)) || String(e.type).startsWith('user.')) return;
+      const also = opts.also?.(e) === true;
+      if (!also && (!hasSchema(String(e.type)) || String(e.type).startsWith('user.'))) return;
       checked++;
+      if (also) alsoChecked++;
       for (const err of validateEvent(e)) errors.push(`line ${i + 1}: ${err}`);
     });
-  return { checked, errors };
+  return { checked, errors, alsoChecked };
 }

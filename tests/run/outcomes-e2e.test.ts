@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { bench, shellWorkspace, textOf, toolResults, NO_SHELL, type Bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { whenExists } from '../helpers/home.js';
-import { validateEvent, validateLog } from '../helpers/event-schema.js';
+import { validateLog } from '../helpers/event-schema.js';
 import type { RecordedRequest, Step } from '../helpers/fake-anthropic.js';
 import { defineOutcome } from '../../src/core/session-ops.js';
 import { outcomeIdOf, type SessionEvent } from '../../src/core/schema/index.js';
@@ -35,24 +35,8 @@ const sessionJson = (b: Bench, id: string) => JSON.parse(fs.readFileSync(b.store
  * how many define_outcome lines were checked.
  */
 function schemaCheck(b: Bench, id: string): { errors: string[]; defines: number } {
-  const file = b.store.paths(id).events;
-  const { errors } = validateLog(file);
-  let defines = 0;
-  fs.readFileSync(file, 'utf8')
-    .split('\n')
-    .forEach((l, i) => {
-      if (!l.trim()) return;
-      let e: Record<string, unknown>;
-      try {
-        e = JSON.parse(l);
-      } catch {
-        return;
-      }
-      if (e.type !== 'user.define_outcome' || e.rubric === undefined) return;
-      defines++;
-      for (const err of validateEvent(e)) errors.push(`line ${i + 1}: ${err}`);
-    });
-  return { errors, defines };
+  const { errors, alsoChecked } = validateLog(b.store.paths(id).events, { also: (e) => e.type === 'user.define_outcome' && e.rubric !== undefined });
+  return { errors, defines: alsoChecked };
 }
 const schemaErrors = (b: Bench, id: string) => schemaCheck(b, id).errors;
 
