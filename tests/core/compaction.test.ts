@@ -6,21 +6,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import { forgetCachedWindows, LogWindow } from '../../src/core/run/log-window.js';
-import type { Runtime } from '../../src/core/run/run-context.js';
-import { readLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
-import type { SessionEvent } from '../../src/core/schema/index.js';
 import { SUMMARY_SECTIONS } from '../../src/core/run/summarize.js';
 import { ModelError, type ModelProvider, type ModelRequest } from '../../src/core/model/provider.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
+import { unitRun } from '../helpers/unit-run.js';
 
 const SUMMARY = `## Task Overview\nanswer the questions\n## Current State\nfive answered\n## Key Discoveries\nnone\n## Next Steps\nmore\n## Context to Preserve\nnothing`;
 
@@ -51,19 +43,11 @@ function model(): Model {
 }
 
 function setup(t: TestContext, context: Record<string, unknown> = {}, window = 20_000) {
-  const h = tempHome(t);
-  // The windows here are measured against the tools offered: `learn` is left out so its definition does not move them.
-  h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', limits: { context_window_tokens: window, max_output_tokens: 500 }, context, tools: { learn: { permission: 'disabled' } } }));
   const m = model();
-  const deps = { ...testDeps({}), models: { anthropic: () => m }, sandbox: () => new MemorySandbox() };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const id = createSession(store, { agent: 'unit' }).id;
-  const events = (): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  return { h, m, store, rt, id, deps, events, say: async (text: string) => (sendMessage(store, id, text), wake(rt, id)) };
+  // The windows here are measured against the tools offered: `learn` is left out so its definition does not move them.
+  const u = unitRun(t, { agents: { unit: { limits: { context_window_tokens: window, max_output_tokens: 500 }, context, tools: { learn: { permission: 'disabled' } } } }, model: m });
+  const id = u.newSession();
+  return { h: u.h, m, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), say: async (text: string) => (sendMessage(u.store, id, text), u.run(id)) };
 }
 
 /** A message of about `tokens` tokens, with a VITAL line in it when asked. */

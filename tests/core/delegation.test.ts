@@ -7,35 +7,18 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import { reportToParent } from '../../src/core/run/child-report.js';
-import type { Runtime } from '../../src/core/run/run-context.js';
-import { readLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
-import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
-import { queuedModel, type Reply } from '../helpers/queued-model.js';
+import type { Reply } from '../helpers/queued-model.js';
+import { unitRun } from '../helpers/unit-run.js';
 
 function setup(t: TestContext, replies: Reply[], limits: Record<string, unknown> = {}) {
-  const h = tempHome(t);
-  for (const a of ['boss', 'worker']) h.write(`agents/${a}/agent.yaml`, YAML.stringify({ provider: 'anthropic', model: 'm', system: `You are ${a}.`, environment: 'local', limits }));
-  const model = queuedModel(replies);
-  const deps = { ...testDeps({}), models: model.registry, sandbox: () => new MemorySandbox() };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const parent = createSession(store, { agent: 'boss' }).id;
-  const child = createSession(store, { agent: 'worker', parentSessionId: parent }).id;
-  const events = (id: string): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  return { h, model, store, rt, deps, parent, child, events };
+  const u = unitRun(t, { agents: { boss: { model: 'm', system: 'You are boss.', limits }, worker: { model: 'm', system: 'You are worker.', limits } }, replies });
+  const parent = u.newSession('boss');
+  const child = u.newSession('worker', { parentSessionId: parent });
+  return { h: u.h, model: u.model!, store: u.store, rt: u.rt, deps: u.deps, parent, child, events: u.events };
 }
 
 test('a child run that ends reports to its parent once; the parent wakes on it (trigger child) and reads it as a user turn', async (t) => {

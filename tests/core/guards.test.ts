@@ -7,15 +7,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import { iso } from '../../src/core/clock.js';
-import type { Runtime } from '../../src/core/run/run-context.js';
-import { readLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
 import { AgentDefinition, type SessionEvent } from '../../src/core/schema/index.js';
 import { resolveEscalation } from '../../src/core/resolve-escalation.js';
 import { saysItWillAct } from '../../src/core/run/premature-intent-guard.js';
@@ -23,29 +17,19 @@ import { STALE_OPTIONS } from '../../src/core/run/stale-loop-guard.js';
 import { readTarget } from '../../src/core/run/duplicate-read-guard.js';
 import { OpenboaError } from '../../src/core/errors.js';
 import type { ModelRequest } from '../../src/core/model/provider.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
-import { queuedModel, type Reply } from '../helpers/queued-model.js';
+import type { Reply } from '../helpers/queued-model.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { hasSchema, validateEvent } from '../helpers/event-schema.js';
 import { REPO } from '../helpers/home.js';
 import { cliInProcess } from '../helpers/cli.js';
+import { unitRun } from '../helpers/unit-run.js';
 
 function setup(t: TestContext, replies: Reply[], agent: Record<string, unknown> = {}, files: Record<string, string> = {}) {
-  const h = tempHome(t);
-  h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', ...agent }));
-  const model = queuedModel(replies);
   const sandbox = new MemorySandbox({ files });
-  const deps = { ...testDeps({}), models: model.registry, sandbox: () => sandbox };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const id = createSession(store, { agent: 'unit' }).id;
-  const events = (): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  const revisit = () => store.scheduleWake(id, { due_at: iso(deps.clock.now()), reason: 'check again', source: 'cli' });
-  return { h, model, store, rt, id, deps, events, sandbox, revisit, run: () => wake(rt, id) };
+  const u = unitRun(t, { agents: { unit: agent }, replies, sandbox: () => sandbox });
+  const id = u.newSession();
+  const revisit = () => u.store.scheduleWake(id, { due_at: iso(u.deps.clock.now()), reason: 'check again', source: 'cli' });
+  return { h: u.h, model: u.model!, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), sandbox, revisit, run: () => u.run(id) };
 }
 
 const guards = (evs: SessionEvent[]) => evs.flatMap((e) => (e.type === 'session.guard' ? [`${e.guard}:${e.action}`] : []));

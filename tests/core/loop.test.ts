@@ -6,43 +6,28 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
-import type { Runtime, WakeOptions } from '../../src/core/run/run-context.js';
+import type { WakeOptions } from '../../src/core/run/run-context.js';
 import { repeatGuard, REPEAT_STOP, REPEAT_WARN } from '../../src/core/run/tool-policy.js';
 import { emptyReplyGuard, EMPTY_STOP } from '../../src/core/run/default-hooks.js';
 import type { Turn } from '../../src/core/run/loop-hooks.js';
-import { readLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
-import { queuedModel, type Reply } from '../helpers/queued-model.js';
+import type { Reply } from '../helpers/queued-model.js';
 import type { TestContext } from 'node:test';
 import fs from 'node:fs';
 import { RunControl } from '../../src/core/run/run-context.js';
 import { RunJournal } from '../../src/core/run/journal.js';
 import { Redactor } from '../../src/core/redact.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
+import { unitRun } from '../helpers/unit-run.js';
 
 function setup(t: TestContext, replies: Reply[]) {
-  const h = tempHome(t);
-  h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', tools: { bash: { permission: 'always_allow' } } }));
-  const model = queuedModel(replies);
   const commands: string[] = [];
   const sandbox = new MemorySandbox({ exec: (cmd) => (commands.push(cmd), cmd === 'true' ? '' : `ran: ${cmd}`) });
-  const deps = { ...testDeps({}), models: model.registry, sandbox: () => sandbox };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const id = createSession(store, { agent: 'unit' }).id;
-  const events = (): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  return { h, model, store, rt, id, events, sandbox, commands, run: (o?: WakeOptions) => wake(rt, id, o) };
+  const u = unitRun(t, { agents: { unit: { tools: { bash: { permission: 'always_allow' } } } }, replies, sandbox: () => sandbox });
+  const id = u.newSession();
+  return { h: u.h, model: u.model!, store: u.store, rt: u.rt, id, events: () => u.events(id), sandbox, commands, run: (o?: WakeOptions) => u.run(id, o) };
 }
 
 const results = (evs: SessionEvent[]) => evs.flatMap((e) => (e.type === 'agent.tool_result' ? [{ id: e.tool_use_id, text: e.content.map((c) => ('text' in c ? c.text : '')).join(''), error: e.is_error }] : []));

@@ -6,37 +6,22 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { defineOutcome } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
-import { wake } from '../../src/core/run/wake.js';
-import type { Runtime, WakeOptions } from '../../src/core/run/run-context.js';
-import { readLines, appendLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
+import type { WakeOptions } from '../../src/core/run/run-context.js';
+import { appendLines } from '../../src/core/store/jsonl.js';
 import { outcomeIdOf, type SessionEvent } from '../../src/core/schema/index.js';
 import { HEARTBEAT_MS } from '../../src/core/run/outcome-grading.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
-import { queuedModel, type Reply } from '../helpers/queued-model.js';
+import type { Reply } from '../helpers/queued-model.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { ModelError } from '../../src/core/model/provider.js';
+import { unitRun } from '../helpers/unit-run.js';
 
 function setup(t: TestContext, replies: Reply[], o: { check?: (cmd: string) => string | { output: string; exitCode: number }; limits?: Record<string, unknown> } = {}) {
-  const h = tempHome(t);
-  h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', ...(o.limits ? { limits: o.limits } : {}) }));
-  const model = queuedModel(replies);
   const checks: string[] = [];
   const sandbox = new MemorySandbox({ exec: (cmd) => (checks.push(cmd), o.check ? o.check(cmd) : '') });
-  const deps = { ...testDeps({}), models: model.registry, sandbox: () => sandbox };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const id = createSession(store, { agent: 'unit' }).id;
-  const events = (): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  return { h, model, store, rt, id, deps, events, sandbox, checks, run: (w?: WakeOptions) => wake(rt, id, w) };
+  const u = unitRun(t, { agents: { unit: o.limits ? { limits: o.limits } : {} }, replies, sandbox: () => sandbox });
+  const id = u.newSession();
+  return { h: u.h, model: u.model!, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), sandbox, checks, run: (w?: WakeOptions) => u.run(id, w) };
 }
 
 const grade = (result: string, explanation: string): Reply => ({ tools: [{ name: 'grade_outcome', input: { result, explanation } }] });

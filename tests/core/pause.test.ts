@@ -4,38 +4,20 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { interruptSession, scheduleRevisit, sendMessage } from '../../src/core/session-ops.js';
 import { pauseSession, resumeSession } from '../../src/core/pause-ops.js';
-import { createSession } from '../../src/core/create-session.js';
-import { wake } from '../../src/core/run/wake.js';
 import { nextDueMs } from '../../src/core/run/plan.js';
-import type { Runtime } from '../../src/core/run/run-context.js';
-import { readLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
 import fs from 'node:fs';
-import type { SessionEvent } from '../../src/core/schema/index.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
-import { queuedModel, type Reply } from '../helpers/queued-model.js';
+import type { Reply } from '../helpers/queued-model.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { validateLog } from '../helpers/event-schema.js';
+import { unitRun } from '../helpers/unit-run.js';
 
 function setup(t: TestContext, replies: Reply[], onExec?: (cmd: string) => void) {
-  const h = tempHome(t);
-  h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', tools: { bash: { permission: 'always_allow' } } }));
-  const model = queuedModel(replies);
   const sandbox = new MemorySandbox({ exec: (cmd) => (onExec?.(cmd), `ran: ${cmd}`) });
-  const deps = { ...testDeps({}), models: model.registry, sandbox: () => sandbox };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const id = createSession(store, { agent: 'unit' }).id;
-  const events = (): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  return { h, model, store, deps, rt, id, events, run: () => wake(rt, id) };
+  const u = unitRun(t, { agents: { unit: { tools: { bash: { permission: 'always_allow' } } } }, replies, sandbox: () => sandbox });
+  const id = u.newSession();
+  return { h: u.h, model: u.model!, store: u.store, deps: u.deps, rt: u.rt, id, events: () => u.events(id), run: () => u.run(id) };
 }
 
 test('a paused session holds a message and due revisits; the resume runs them once, in one run', async (t) => {
