@@ -40,8 +40,19 @@ export function rebuildFromWindow(ctx: RunContext, snap: SessionSnapshot): Conve
   return awaitsModel(conv.messages) ? conv : null;
 }
 
-/** The request's fixed part: the session-stable system prompt and the offered tools, with their estimates. */
-export function requestFrame(ctx: RunContext): { system: string; tools: ModelRequest['tools']; est: { system: number; tools: number } } {
+type Frame = { system: string; tools: ModelRequest['tools']; est: { system: number; tools: number } };
+
+/** One frame per run: the system prompt and the tools do not change within a run (the prompt cache depends on it). */
+const frames = new WeakMap<RunContext, Frame>();
+
+/**
+ * The request's fixed part: the session-stable system prompt and the
+ * offered tools, with their estimates. Built once per run and shared by
+ * every request of it (the context strategy and the fit both read it).
+ */
+export function requestFrame(ctx: RunContext): Frame {
+  const known = frames.get(ctx);
+  if (known) return known;
   // Well-formed like every text of the request: skill descriptions and AGENTS.md are files people write.
   const system = wellFormed(
     systemPrompt({
@@ -53,7 +64,9 @@ export function requestFrame(ctx: RunContext): { system: string; tools: ModelReq
     }),
   );
   const tools = wellFormedDeep(ctx.catalog.offered);
-  return { system, tools, est: { system: estimateTokens(system), tools: estimateTokens(tools) } };
+  const frame = { system, tools, est: { system: estimateTokens(system), tools: estimateTokens(tools) } };
+  frames.set(ctx, frame);
+  return frame;
 }
 
 /**
