@@ -11,7 +11,7 @@ import { runOnce, type OneShotConfig } from '../../src/core/sandbox/one-shot.js'
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
 import { systemClock } from '../../src/core/clock.js';
 import { ManualClock } from '../helpers/clock.js';
-import { tempHome } from '../helpers/home.js';
+import { tempHome, whenExists } from '../helpers/home.js';
 
 const caps = probeCapabilities();
 const skip = caps.bwrap ? false : `bubblewrap does not work here: ${caps.notes.join('; ')}`;
@@ -46,10 +46,12 @@ test('a timeout on the clock kills the command and everything it started, backgr
   const clock = new ManualClock();
   const c = config(t, clock);
   const marker = `ob-oneshot-${process.pid}-${Date.now()}`;
-  const running = runOnce(c, `(exec -a ${marker} sleep 1000) & echo started; exec -a ${marker}-fg sleep 1000`, { timeoutMs: 5000, signal: never() });
+  // Each sleep says it is about to start in a file of the workspace; the exec replaces the shell that wrote it.
+  const running = runOnce(c, `(echo > bg-up; exec -a ${marker} sleep 1000) & echo > fg-up; exec -a ${marker}-fg sleep 1000`, { timeoutMs: 5000, signal: never() });
   await clock.armed(5000);
-  // Wait until the command is really running before the deadline passes.
-  for (let i = 0; i < 500 && !(alive(marker) && alive(`${marker}-fg`)); i++) await new Promise((r) => setTimeout(r, 10));
+  // The deadline passes only once the command is really running.
+  await Promise.all([whenExists(path.join(c.ws, 'bg-up')), whenExists(path.join(c.ws, 'fg-up'))]);
+  await until(() => alive(marker) && alive(`${marker}-fg`));
   assert.equal(alive(marker), true, 'the background job ran');
   clock.advance(5000);
   const r = await running;
@@ -79,4 +81,9 @@ function alive(marker: string): boolean {
     }
   }
   return false;
+}
+
+/** Between a job's file and its exec there are a few instructions; yields until `ok` (bounded, on a loaded machine too). */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setImmediate(r));
 }
