@@ -14,7 +14,7 @@ import { bench, textOf, type Bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { spawnDaemon } from '../helpers/daemon-process.js';
 import { cliInProcess } from '../helpers/cli.js';
-import { tempHome, type TempHome } from '../helpers/home.js';
+import { tempHome, whenExists, type TempHome } from '../helpers/home.js';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Step } from '../helpers/fake-anthropic.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
@@ -221,19 +221,7 @@ test('kill -9 of the daemon once the child\'s run is idle in its log: after a re
   const start = await d1.line((l) => l.kind === 'run_start' && l.session_id !== parent);
   const child = String(start.session_id);
   const childLog = store.paths(child).events;
-  await new Promise<void>((resolve) => {
-    const idle = () => fs.readFileSync(childLog, 'utf8').includes('"type":"session.status_idle"');
-    const w = fs.watch(childLog, () => {
-      if (idle()) {
-        w.close();
-        resolve();
-      }
-    });
-    if (idle()) {
-      w.close();
-      resolve();
-    }
-  });
+  await whenExists(childLog, (text) => text.includes('"type":"session.status_idle"'));
   await d1.kill9();
   const before = reportIn(readLog(store.paths(parent).events), runsOf(readLog(childLog)).at(-1)!);
   t.diagnostic(`at the kill the parent's log held ${before.lines.length / 2} report(s), ${before.idlesTaken} taken in`);
