@@ -82,6 +82,13 @@ function imagePart(source: Record<string, unknown>): ChatContentPart {
   return { type: 'text', text: '[an image was attached here in a form this model API does not take]' };
 }
 
+/** The ids of the tool calls in a conversation. */
+export function toolCallIds(req: Pick<ModelRequest, 'messages'>): Set<string> {
+  const ids = new Set<string>();
+  for (const m of req.messages) if (m.role === 'assistant') for (const b of m.content) if (b.type === 'tool_use') ids.add(b.id);
+  return ids;
+}
+
 export function chatTools(req: Pick<ModelRequest, 'tools'>): ChatTool[] {
   return req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } }));
 }
@@ -144,12 +151,21 @@ export class ReplyAssembler {
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
   }
 
-  /** The assembled reply as our ModelResponse. */
-  reply(): ModelResponse {
+  /**
+   * The assembled reply as our ModelResponse. `taken`: the tool-call ids
+   * already in the conversation. Some servers number calls afresh each
+   * reply (call_0, call_1, ...), and the conversation needs every id once, so
+   * an id already taken (or repeated in this reply) is replaced.
+   */
+  reply(taken: ReadonlySet<string> = new Set()): ModelResponse {
     const content: AssistantBlock[] = [];
     if (this.text !== '') content.push({ type: 'text', text: this.text });
+    const seen = new Set(taken);
     for (const [, c] of [...this.calls.entries()].sort((a, b) => a[0] - b[0])) {
-      content.push({ type: 'tool_use', id: toolCallId(c.id), name: c.name, input: parseToolArguments(c.args) });
+      let id = toolCallId(c.id);
+      if (seen.has(id)) id = toolCallId('');
+      seen.add(id);
+      content.push({ type: 'tool_use', id, name: c.name, input: parseToolArguments(c.args) });
     }
     return { content, stop_reason: stopReason(this.finishReason, content.some((b) => b.type === 'tool_use')), usage: modelUsage(this.usage), stop_details: null };
   }

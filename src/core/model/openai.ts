@@ -22,7 +22,7 @@
  */
 import { networkCause } from './anthropic.js';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
-import { chatMessages, chatToolChoice, chatTools, reasoningEffort, ReplyAssembler, type ChunkLike } from './openai-messages.js';
+import { chatMessages, chatToolChoice, chatTools, reasoningEffort, ReplyAssembler, toolCallIds, type ChunkLike } from './openai-messages.js';
 
 export const OPENAI_API = 'https://api.openai.com/v1';
 /** Sent as the bearer token to an endpoint that needs no key (most local servers ignore it). */
@@ -112,7 +112,7 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
         const reply = new ReplyAssembler();
         for await (const chunk of stream) reply.add(chunk as ChunkLike);
         if (signal.aborted) throw signal.reason;
-        return reply.reply();
+        return reply.reply(toolCallIds(req));
       } catch (e) {
         throw classify(sdk, e, signal, endpoint.baseURL);
       }
