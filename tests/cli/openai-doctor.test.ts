@@ -1,0 +1,29 @@
+/** openboa doctor and agents with openai agents: where each sends its requests, and a missing key by its variable's name. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cliInProcess } from '../helpers/cli.js';
+import { tempHome } from '../helpers/home.js';
+
+interface Doctor {
+  checks: Array<{ name: string; status: string; message: string }>;
+}
+
+test('doctor: an openai agent without its named secret fails by name; a local endpoint without a key is fine; the key is never printed', async (t) => {
+  const h = tempHome(t);
+  h.write('agents/gpt/agent.yaml', 'provider: openai\nmodel: gpt-4.1\napi_key: { secret: { env: MY_OPENAI_KEY } }\n');
+  h.write('agents/llama/agent.yaml', 'provider: openai\nmodel: llama3\nbase_url: http://127.0.0.1:11434/v1\n');
+  const env = { ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+  const missing = await cliInProcess(['doctor', '--json'], { home: h.root, env });
+  assert.equal(missing.code, 1);
+  const m = (JSON.parse(missing.stdout) as Doctor).checks.find((c) => c.name === 'openai key')!;
+  assert.equal(m.status, 'fail');
+  assert.match(m.message, /^gpt: no API key: agent\.yaml api_key names the secret MY_OPENAI_KEY/);
+  const ok = await cliInProcess(['doctor', '--json'], { home: h.root, env: { ...env, MY_OPENAI_KEY: 'sk-never-printed' } });
+  const c = (JSON.parse(ok.stdout) as Doctor).checks.find((x) => x.name === 'openai key')!;
+  assert.equal(c.status, 'ok');
+  assert.match(c.message, /gpt → https:\/\/api\.openai\.com\/v1 with MY_OPENAI_KEY, llama → http:\/\/127\.0\.0\.1:11434\/v1 without a key/);
+  assert.ok(!ok.stdout.includes('sk-never-printed'));
+  const agents = await cliInProcess(['agents'], { home: h.root, env });
+  assert.match(agents.stdout, /llama/);
+  assert.match(agents.stdout, /openai/);
+});
