@@ -7,6 +7,8 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import YAML from 'yaml';
 import { bench, NO_SHELL, type Bench } from '../helpers/run.js';
 import { startFakeOpenAI, type FakeOpenAI, type OaiStep } from '../helpers/fake-openai.js';
@@ -71,8 +73,8 @@ test('a message: one streamed reply becomes agent.message and a span with usage;
   assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
 });
 
-test('a bash round trip in the real sandbox: tool_calls out, a role: tool message back, then the answer', { skip: NO_SHELL }, async (t) => {
-  const b = await oaiBench(t, [{ toolCalls: [{ id: 'call_1', name: 'bash', arguments: { command: 'echo round-trip > f.txt && cat f.txt' } }] }, { text: 'done' }]);
+test('a bash round trip in the real sandbox: tool_calls out, a role: tool message back, then the answer; the shell never has the key', { skip: NO_SHELL }, async (t) => {
+  const b = await oaiBench(t, [{ toolCalls: [{ id: 'call_1', name: 'bash', arguments: { command: 'env > env.txt; echo round-trip > f.txt && cat f.txt' } }] }, { text: 'done' }]);
   const id = b.session('run it', 'oai');
   const r = await b.wake(id);
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
@@ -80,7 +82,10 @@ test('a bash round trip in the real sandbox: tool_calls out, a role: tool messag
   assert.equal(res!.is_error, false);
   assert.match(textOfResult(res!), /round-trip/);
   const second = withoutNotes(b.oai.requests[1]!.body.messages).slice(1);
-  assert.deepEqual(second[1], { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'echo round-trip > f.txt && cat f.txt' }) } }] });
+  assert.deepEqual(second[1], { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'env > env.txt; echo round-trip > f.txt && cat f.txt' }) } }] });
+  const shellEnv = fs.readFileSync(path.join(b.store.paths(id).workspace, 'env.txt'), 'utf8');
+  assert.match(shellEnv, /OPENBOA_SESSION_ID=/, 'the shell\'s environment was written');
+  assert.ok(!shellEnv.includes(KEY) && !shellEnv.includes('OAI_TEST_KEY'), 'the model key is not in the shell\'s environment');
   assert.equal(second[2]!.role, 'tool');
   assert.equal(second[2]!.tool_call_id, 'call_1');
   assert.match(String(second[2]!.content), /round-trip/);
@@ -242,10 +247,15 @@ test('the key never reaches the log, runtime/ or the terminal, even when the ser
   assert.match(err!.error.message, /Incorrect API key provided: \[REDACTED:OAI_TEST_KEY\]/);
   assert.match(err!.error.message, /check agent\.yaml api_key or OPENAI_API_KEY/);
   for (const f of b.allFiles()) assert.ok(!f.text.includes(KEY), `${f.file} holds the key`);
-  for (const args of [['status', id], ['log', id]]) {
+  b.oai.push({ status: 401, type: 'invalid_request_error', code: 'invalid_api_key', message: `Incorrect API key provided: ${KEY}.` });
+  sendMessage(b.store, id, 'again');
+  for (const args of [['wake', id], ['status', id], ['log', id]]) {
     const out = await cliInProcess(args, { home: b.h.root, env: { OAI_TEST_KEY: KEY } });
     assert.ok(!`${out.stdout}${out.stderr}`.includes(KEY), `openboa ${args[0]} printed the key`);
+    if (args[0] === 'wake') assert.match(`${out.stdout}${out.stderr}`, /\[REDACTED:OAI_TEST_KEY\]/, 'the wake printed the (redacted) error');
   }
+  assert.equal(b.oai.requests.length, 2, 'the CLI wake reached the server');
+  for (const f of b.allFiles()) assert.ok(!f.text.includes(KEY), `${f.file} holds the key`);
 });
 
 test('a missing key: a named secret that is not set is a clear error and nothing is sent', async (t) => {
