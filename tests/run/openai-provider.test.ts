@@ -156,6 +156,28 @@ test('a 500 that exhausts the SDK\'s retries is a session.error (model_request_f
   assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
 });
 
+test('an error inside the stream is not retried by the SDK: the run is rescheduled and the half reply is not recorded', async (t) => {
+  const b = await oaiBench(t, [{ text: 'partial answer', midStreamError: { message: 'The server is overloaded', type: 'server_error' } }]);
+  const id = b.session('hi', 'oai');
+  const r = await b.wake(id);
+  assert.equal(b.oai.requests.length, 1);
+  assert.equal(r.status, 'rescheduling');
+  const [err] = errorsOf(b.events(id));
+  assert.equal(err!.error.code, 'stream_error');
+  assert.equal(err!.error.type, 'model_overloaded_error');
+  assert.ok(!b.events(id).some((e) => e.type === 'agent.message'), 'no half message');
+});
+
+test('finish_reason content_filter ends the run as a refusal; length as a reply cut at max_output_tokens', async (t) => {
+  const b = await oaiBench(t, [{ text: '', finishReason: 'content_filter' }, { text: 'a very long ans', finishReason: 'length' }]);
+  const id = b.session('something', 'oai');
+  assert.deepEqual((await b.wake(id)).stop_reason, { type: 'refusal' });
+  sendMessage(b.store, id, 'something else');
+  assert.deepEqual((await b.wake(id)).stop_reason, { type: 'retries_exhausted' });
+  assert.equal(errorsOf(b.events(id))[0]!.error.code, 'max_output_tokens');
+  assert.equal(b.oai.unexpected, 0);
+});
+
 test('an interrupt during a slow stream cancels the request within a second; the half reply is not recorded', async (t) => {
   const b = await oaiBench(t, [{ text: 'a long and slow answer that never finishes in time', delayMs: 3000 }]);
   const id = b.session('talk slowly', 'oai');
