@@ -14,7 +14,7 @@ import { bench, NO_SHELL, type Bench } from '../helpers/run.js';
 import { startFakeOpenAI, type FakeOpenAI, type OaiStep } from '../helpers/fake-openai.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { cliInProcess } from '../helpers/cli.js';
-import { confirmToolUse, interruptSession, sendMessage } from '../../src/core/session-ops.js';
+import { confirmToolUse, defineOutcome, interruptSession, sendMessage } from '../../src/core/session-ops.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import { MALFORMED_ARGUMENTS } from '../../src/core/tools/tool-arguments.js';
 
@@ -248,6 +248,22 @@ test('a session switches provider between runs (anthropic → openai → anthrop
   assert.deepEqual(uses, ['toolu_a1', 'call_x_1'], 'the openai call id, made safe for the Messages API');
   const texts = back.flatMap((x) => (Array.isArray(x.content) ? x.content : [])).filter((c) => c.type === 'text').map((c) => c.text);
   assert.deepEqual(texts, ['hello', 'first answer', 'second', 'second answer', 'third']);
+  assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
+});
+
+test('the rubric grader on openai: one request forcing grade_outcome as a function tool, without reasoning_effort', async (t) => {
+  const b = await oaiBench(t, [{ text: 'a poem about the sea' }, { toolCalls: [{ name: 'grade_outcome', arguments: { result: 'failed', explanation: 'not code' } }] }], { thinking: 'medium' });
+  const id = b.session(undefined, 'oai');
+  defineOutcome(b.store, id, { description: 'x', rubric: 'compiles without warnings', maxIterations: 5 });
+  assert.deepEqual((await b.wake(id)).stop_reason, { type: 'end_turn' });
+  assert.equal(b.oai.requests.length, 2);
+  assert.equal(b.oai.requests[0]!.body.reasoning_effort, 'medium', 'the agent thinks');
+  const grader = b.oai.requests[1]!.body;
+  assert.deepEqual(grader.tool_choice, { type: 'function', function: { name: 'grade_outcome' } });
+  assert.deepEqual(grader.tools!.map((x) => x.function.name), ['grade_outcome']);
+  assert.equal(grader.reasoning_effort, undefined, 'a forced tool goes without reasoning_effort');
+  const end = b.events(id).find((e) => e.type === 'span.outcome_evaluation_end');
+  assert.equal(end?.type === 'span.outcome_evaluation_end' && end.result, 'failed');
   assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
 });
 
