@@ -1,7 +1,8 @@
-/** openboa doctor and agents with openai agents: where each sends its requests, and a missing key by its variable's name. */
+/** The CLI with openai agents: doctor (where each sends its requests, a missing key by its variable's name), agents, and a wake by the built binary. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliInProcess } from '../helpers/cli.js';
+import { cli, cliInProcess } from '../helpers/cli.js';
+import { startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempHome } from '../helpers/home.js';
 
 interface Doctor {
@@ -26,4 +27,22 @@ test('doctor: an openai agent without its named secret fails by name; a local en
   const agents = await cliInProcess(['agents'], { home: h.root, env });
   assert.match(agents.stdout, /llama/);
   assert.match(agents.stdout, /openai/);
+});
+
+test('the built openboa binary runs an openai agent (the SDK loaded from node_modules) and prints its answer', async (t) => {
+  const h = tempHome(t);
+  const oai = await startFakeOpenAI([{ text: 'hello from the binary' }]);
+  t.after(() => oai.close());
+  h.write('agents/local/agent.yaml', `provider: openai\nmodel: llama3\nbase_url: ${oai.url}\n`);
+  const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+  const made = await cli(['session', 'create', '--agent', 'local', '--json'], { home: h.root, env });
+  assert.equal(made.code, 0, made.stderr);
+  const id = (JSON.parse(made.stdout) as { id: string }).id;
+  assert.equal((await cli(['send', id, 'hi'], { home: h.root, env })).code, 0);
+  const woke = await cli(['wake', id], { home: h.root, env });
+  assert.equal(woke.code, 0, woke.stderr);
+  assert.equal(oai.requests.length, 1);
+  const log = await cli(['events', id], { home: h.root, env });
+  assert.equal(log.code, 0, log.stderr);
+  assert.match(log.stdout, /hello from the binary/);
 });

@@ -287,8 +287,9 @@ test('the key never reaches the log, runtime/ or the terminal, even when the ser
   for (const f of b.allFiles()) assert.ok(!f.text.includes(KEY), `${f.file} holds the key`);
   b.oai.push({ status: 401, type: 'invalid_request_error', code: 'invalid_api_key', message: `Incorrect API key provided: ${KEY}.` });
   sendMessage(b.store, id, 'again');
-  for (const args of [['wake', id], ['status', id], ['log', id]]) {
+  for (const args of [['wake', id], ['status', id], ['events', id, '--full']]) {
     const out = await cliInProcess(args, { home: b.h.root, env: { OAI_TEST_KEY: KEY } });
+    if (args[0] === 'events') assert.match(out.stdout, /REDACTED:OAI_TEST_KEY/, 'the events command printed the error');
     assert.ok(!`${out.stdout}${out.stderr}`.includes(KEY), `openboa ${args[0]} printed the key`);
     if (args[0] === 'wake') assert.match(`${out.stdout}${out.stderr}`, /\[REDACTED:OAI_TEST_KEY\]/, 'the wake printed the (redacted) error');
   }
