@@ -131,6 +131,12 @@ test('the endpoint: base_url, else OPENAI_BASE_URL, else OpenAI; a key is needed
   const named = openaiEndpoint({ env: { OPENAI_BASE_URL: 'http://x/v1', OPENAI_API_KEY: 'ignored', MY_KEY: 's' }, baseURL: 'http://y/v1', apiKeyEnv: 'MY_KEY' });
   assert.deepEqual([named.baseURL, named.key], ['http://y/v1', { name: 'MY_KEY', value: 's' }]);
   assert.match(openaiEndpoint({ env: {}, baseURL: 'http://y/v1', apiKeyEnv: 'MY_KEY' }).problem ?? '', /api_key names the secret MY_KEY/);
+  // OPENAI_API_KEY goes with the daemon's own endpoint, or to OpenAI; never to a server only agent.yaml names.
+  assert.deepEqual(openaiEndpoint({ env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://proxy/v1' } }).key, { name: 'OPENAI_API_KEY', value: 'k' });
+  assert.equal(openaiEndpoint({ env: { OPENAI_API_KEY: 'k' }, baseURL: 'http://127.0.0.1:8000/v1' }).key, null);
+  assert.equal(openaiEndpoint({ env: { OPENAI_API_KEY: 'k' }, baseURL: 'http://127.0.0.1:8000/v1' }).problem, null);
+  assert.deepEqual(openaiEndpoint({ env: { OPENAI_API_KEY: 'k' }, baseURL: 'https://api.openai.com/v1' }).key, { name: 'OPENAI_API_KEY', value: 'k' });
+  assert.deepEqual(openaiEndpoint({ env: { OPENAI_API_KEY: 'k' }, baseURL: 'http://127.0.0.1:8000/v1', apiKeyEnv: 'OPENAI_API_KEY' }).key, { name: 'OPENAI_API_KEY', value: 'k' }, 'named explicitly, it goes anywhere');
 });
 
 function rejects(fn: () => unknown, re: RegExp) {

@@ -308,12 +308,13 @@ test('a missing key: a named secret that is not set is a clear error and nothing
   assert.match(err!.error.message, /api_key names the secret NOT_SET_ANYWHERE/);
 });
 
-test('a local endpoint needs no key: without one, a placeholder is sent', async (t) => {
-  const b = await bench(t, { env: { OPENAI_API_KEY: '' } });
+test('a local endpoint needs no key: without one, a placeholder is sent, never the daemon\'s OPENAI_API_KEY', async (t) => {
+  const b = await bench(t, { env: { OPENAI_API_KEY: 'sk-for-openai-only', OPENAI_ORG_ID: 'org-mine' } });
   const oai = await startFakeOpenAI([{ text: 'no key needed' }]);
   t.after(() => oai.close());
   b.h.write('agents/local/agent.yaml', YAML.stringify({ provider: 'openai', model: 'llama', base_url: oai.url }));
   const id = b.session('hi', 'local');
   assert.deepEqual((await b.wake(id)).stop_reason, { type: 'end_turn' });
   assert.equal(oai.requests[0]!.headers.authorization, 'Bearer no-key');
+  assert.equal(oai.requests[0]!.headers['openai-organization'], undefined, 'OpenAI account headers go to OpenAI only');
 });

@@ -11,8 +11,9 @@
  *    request, mid-stream too.
  *  - The endpoint is agent.yaml `base_url`, else OPENAI_BASE_URL of the
  *    daemon's environment, else OpenAI's. The key is the secret agent.yaml
- *    `api_key` names, else OPENAI_API_KEY. An endpoint other than OpenAI's
- *    may need no key (a local server): without one, NO_KEY is sent. The SDK
+ *    `api_key` names, else OPENAI_API_KEY where it applies (openaiEndpoint).
+ *    An endpoint other than OpenAI's may need no key (a local server):
+ *    without one, NO_KEY is sent. The SDK
  *    is given every setting explicitly, so it reads nothing of this
  *    process's own environment.
  *  - The key is one of the run's secrets (`secrets`): the run redacts it
@@ -43,12 +44,22 @@ type Sdk = typeof import('openai');
 let sdkPromise: Promise<Sdk> | null = null;
 const loadSdk = () => (sdkPromise ??= import('openai'));
 
-/** Where the requests go and with which key; `problem` when no key can be used. */
+/**
+ * Where the requests go and with which key; `problem` when no key can be
+ * used. A key is only sent where it was meant to go: the secret agent.yaml
+ * `api_key` names goes to the agent's endpoint, but OPENAI_API_KEY, the
+ * daemon's default, goes only to the daemon's default endpoint
+ * (OPENAI_BASE_URL, else OpenAI's) or to OpenAI's own. An agent.yaml
+ * `base_url` elsewhere (a local server, a third party) without `api_key`
+ * is sent no key, so a key for OpenAI never leaks to a server an agent
+ * names.
+ */
 export function openaiEndpoint(o: OpenAIOptions): { baseURL: string; official: boolean; key: { name: string; value: string } | null; problem: string | null } {
   const baseURL = o.baseURL || o.env.OPENAI_BASE_URL || OPENAI_API;
   const official = hostOf(baseURL) === 'api.openai.com';
   const name = o.apiKeyEnv ?? 'OPENAI_API_KEY';
-  const value = o.env[name];
+  const defaultKeyApplies = o.apiKeyEnv !== undefined || !o.baseURL || official;
+  const value = defaultKeyApplies ? o.env[name] : undefined;
   if (value) return { baseURL, official, key: { name, value }, problem: null };
   if (o.apiKeyEnv) return { baseURL, official, key: null, problem: `no API key: agent.yaml api_key names the secret ${o.apiKeyEnv}, which is not set in the environment of the process that runs the session` };
   if (official) return { baseURL, official, key: null, problem: 'no API key: set OPENAI_API_KEY in the environment of the process that runs the session, or name a secret in agent.yaml api_key' };
@@ -75,8 +86,9 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
     (client ??= new sdk.default({
       apiKey: endpoint.key?.value ?? NO_KEY,
       adminAPIKey: null,
-      organization: o.env.OPENAI_ORG_ID || null,
-      project: o.env.OPENAI_PROJECT_ID || null,
+      // OpenAI's account headers go to OpenAI only.
+      organization: (endpoint.official && o.env.OPENAI_ORG_ID) || null,
+      project: (endpoint.official && o.env.OPENAI_PROJECT_ID) || null,
       webhookSecret: null,
       baseURL: endpoint.baseURL,
       maxRetries: o.maxRetries ?? 2,
