@@ -220,6 +220,20 @@ test('malformed tool-call JSON: the call is refused with an error result naming 
   assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
 });
 
+test('a malformed call of a custom tool is refused too: the client is never handed input it cannot read', async (t) => {
+  const custom = { name: 'lookup_order', description: 'Look up an order', input_schema: { type: 'object', properties: { id: { type: 'string' } } } };
+  const b = await oaiBench(t, [{ toolCalls: [{ id: 'call_c', name: 'lookup_order', arguments: '{id: 7}' }] }, { text: 'sorry' }], { custom_tools: [custom] });
+  const id = b.session('order 7?', 'oai');
+  const r = await b.wake(id);
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' }, 'no pause for the client');
+  const ev = b.events(id);
+  assert.ok(!ev.some((e) => e.type === 'agent.custom_tool_use'));
+  const [res] = resultsOf(ev);
+  assert.equal(res!.is_error, true);
+  assert.match(textOfResult(res!), /arguments of this lookup_order call are not valid JSON/);
+  assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
+});
+
 test('a session switches provider between runs (anthropic → openai → anthropic) and keeps its history', async (t) => {
   const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_a1', name: 'list_wakes', input: {} }] }, { thinking: { thinking: 'nothing to do', signature: 'sig' }, text: 'first answer' }], env: { OAI_TEST_KEY: KEY } });
   const oai = await startFakeOpenAI([{ toolCalls: [{ id: 'call.x/1', name: 'list_wakes', arguments: {} }] }, { text: 'second answer' }]);
