@@ -6,7 +6,8 @@
  * says so (usage-file.ts), once per run rather than on every request.
  *
  * A model id matches a price by its exact name first, then without a
- * trailing date (`claude-haiku-4-5-20251001` takes `claude-haiku-4-5`'s).
+ * trailing date (`claude-haiku-4-5-20251001` takes `claude-haiku-4-5`'s,
+ * `gpt-4o-2024-08-06` takes `gpt-4o`'s).
  *
  * The defaults file is found by walking up from this module to the openboa
  * package (this module sits at a different depth under src/, dist/ and the
@@ -35,7 +36,8 @@ export interface ResolvedPrice {
 }
 
 const FREE: ModelPrice = Object.freeze({ input: 0, output: 0, cache_write: 0, cache_read: 0 });
-const DATED = /[-@]\d{8}$/;
+/** A trailing date: Anthropic's -20251001 (or @20251001), OpenAI's -2024-08-06. */
+const DATED = /(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$/;
 
 /** The folder of the openboa package at or above `from`, or null. */
 function packageRoot(from: string): string | null {

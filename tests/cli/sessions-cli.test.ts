@@ -106,7 +106,7 @@ test('sessions lists newest first; --status S and --limit N filter it', async (t
 
 test('openboa agents lists agents and environments; a broken definition is listed with its error', async (t) => {
   const h = tempHome(t);
-  h.write('agents/broken/agent.yaml', 'provider: openai\n');
+  h.write('agents/broken/agent.yaml', 'provider: carrier-pigeon\n');
   h.write('environments/wide.yaml', 'sandbox: process\nnetwork: host\n');
   h.write('environments/bad.yaml', 'network: sometimes\n');
   const r = await cliInProcess(['agents'], { home: h.root });

@@ -173,6 +173,9 @@ test('the default price table ships with the package, reads cleanly, and prices 
   assert.ok(named.length > 5);
   assert.deepEqual(named.filter((m) => priceOf({}, m).source !== 'default'), []);
   assert.equal(priceOf({}, 'claude-haiku-4-5-20251001').price, priceOf({}, 'claude-haiku-4-5').price);
+  assert.equal(priceOf({}, 'gpt-4o-2024-08-06').price, priceOf({}, 'gpt-4o').price, "OpenAI's dated ids too");
+  assert.equal(priceOf({}, 'gpt-4o-2024-08-06').source, 'default');
+  assert.equal(priceOf({}, 'qwen2.5-coder:32b').source, 'unknown', 'a local model is unpriced (cost 0)');
 });
 
 test('a broken price table is a problem named by file and field, not a crash; a bad agent.yaml price is a definition error naming the field', (t) => {

@@ -78,6 +78,22 @@ function checkModelKey(agents: AgentEntry[], env: NodeJS.ProcessEnv): Check {
 }
 
 /**
+ * Agents on provider openai: where each sends its requests, and whether it
+ * has the key that endpoint needs (a local server needs none). Only listed
+ * when such agents exist. Never prints a key: only the variable's name.
+ */
+async function checkOpenAI(agents: AgentEntry[], env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const oai = agents.flatMap((a) => (a.def?.provider === 'openai' ? [{ id: a.id, def: a.def }] : []));
+  if (oai.length === 0) return [];
+  const { openaiEndpoint } = await import('../../core/model/openai.js');
+  const seen = oai.map((a) => ({ id: a.id, e: openaiEndpoint({ env, baseURL: a.def.base_url, apiKeyEnv: a.def.api_key?.secret.env }) }));
+  const broken = seen.filter((s) => s.e.problem !== null);
+  if (broken.length) return [{ name: 'openai key', status: 'fail', message: broken.map((s) => `${s.id}: ${s.e.problem}`).join('; ') }];
+  const where = seen.map((s) => `${s.id} → ${s.e.baseURL}${s.e.key ? ` with ${s.e.key.name}` : ' without a key'}`).join(', ');
+  return [{ name: 'openai key', status: 'ok', message: `${where} (not checked against the endpoint)` }];
+}
+
+/**
  * Whether a process may trace its parent (Yama ptrace_scope 0): then code
  * the agent wrote and an outcome's check runs can tamper with the shell
  * that runs it, as the same user (docs/outcomes.md). A warning, not a
@@ -110,6 +126,7 @@ export async function run(ctx: CliContext): Promise<number | void> {
     checkDefinitions(agents, envs),
     await checkSandbox(envs),
     checkModelKey(agents, ctx.deps.env),
+    ...(await checkOpenAI(agents, ctx.deps.env)),
     checkPtrace(),
     await checkDaemon(ctx),
   ];

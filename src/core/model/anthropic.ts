@@ -157,7 +157,7 @@ export function classify(sdk: Sdk, e: unknown, signal: AbortSignal, baseURL = 't
  * wraps fetch's "fetch failed", which wraps e.g. ECONNREFUSED 127.0.0.1:9):
  * the first error code found down the cause chain, with its address.
  */
-function networkCause(e: unknown): string | null {
+export function networkCause(e: unknown): string | null {
   let cur: unknown = e;
   for (let depth = 0; cur && depth < 6; depth++) {
     const x = cur as { code?: unknown; address?: unknown; port?: unknown; hostname?: unknown; message?: unknown; cause?: unknown; errors?: unknown };

@@ -2,7 +2,8 @@
  * The model behind one small interface: a request in Messages API form, a
  * response of content blocks, and failures as ModelError with a Managed
  * Agents error type and whether a later retry may succeed. Implementations:
- * anthropic (the real SDK) and scripted (replays a YAML script).
+ * anthropic (the real SDK), openai (any OpenAI-compatible endpoint) and
+ * scripted (replays a YAML script). docs/providers.md.
  */
 import type { ModelUsage, TextBlock, UserContentBlock } from '../schema/index.js';
 import type { ToolDefinition } from '../tools/catalog.js';
@@ -79,5 +80,11 @@ export interface ModelProvider {
    * (the Messages API's count_tokens). Optional; may reject, and the caller
    * then uses its own estimate.
    */
+  /**
+   * Secret values the provider uses (its API key), by name: the run adds
+   * them to its Redactor, so they are never written to the log, runtime/
+   * or a terminal. Never given to the sandbox. Optional.
+   */
+  readonly secrets?: Readonly<Record<string, string>>;
   countTokens?(req: Pick<ModelRequest, 'model' | 'system' | 'tools' | 'messages'>, signal: AbortSignal): Promise<number>;
 }

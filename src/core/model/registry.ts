@@ -2,13 +2,14 @@
  * The model registry: which ModelProvider an agent's `provider` names. It is
  * a port (Deps.models): production uses the built-in one below; a test or an
  * embedding program passes its own (a provider with other retries, another
- * engine). A new engine (issue: OpenAI-compatible models) is one more entry,
- * not an edit of the run.
+ * engine). A new engine is one more entry, not an edit of the run
+ * (docs/providers.md).
  */
 import type { Home } from '../home.js';
 import type { LoadedAgent } from '../definitions.js';
 import { loadScript } from '../definitions.js';
 import { anthropicProvider } from './anthropic.js';
+import { openaiProvider } from './openai.js';
 import { scriptedProvider } from './scripted.js';
 import type { ModelProvider } from './provider.js';
 
@@ -20,4 +21,5 @@ export type ModelRegistry = Readonly<Record<string, ModelFactory>>;
 export const builtinModels: ModelRegistry = {
   anthropic: (_agent, _home, env) => anthropicProvider({ env }),
   scripted: (agent, home) => scriptedProvider(loadScript(home, agent)),
+  openai: (agent, _home, env) => openaiProvider({ env, baseURL: agent.def.base_url, apiKeyEnv: agent.def.api_key?.secret.env }),
 };

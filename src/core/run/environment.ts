@@ -42,6 +42,8 @@ export interface EnvironmentInput {
   agentId: string;
   wakeId: string;
   wakeReason: string;
+  /** Secrets of the run's model provider (its API key): redacted like the environment's, never put in the shell's environment. */
+  modelSecrets?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -119,8 +121,18 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     env,
     secretNames: Object.keys(secrets),
     missingSecrets,
-    redactor: new Redactor(secrets),
+    redactor: new Redactor(withModelSecrets(secrets, i.modelSecrets ?? {})),
     homeDir,
     network: i.def.network,
   };
+}
+
+/** The environment's secrets and the model's together; a model secret whose name is taken by another value keeps both, under `<name>_MODEL`. */
+function withModelSecrets(secrets: Record<string, string>, model: Readonly<Record<string, string>>): Record<string, string> {
+  const all = { ...secrets };
+  for (const [name, value] of Object.entries(model)) {
+    if (all[name] === undefined || all[name] === value) all[name] = value;
+    else all[`${name}_MODEL`] = value;
+  }
+  return all;
 }

@@ -68,7 +68,8 @@ export type CallDecision =
 export interface ToolPolicy {
   /** `input` is the call's input as the model gave it (the escalate policy reads it to resolve a confident escalation by itself). */
   classify(name: string, input?: unknown): Classification;
-  refusal(name: string): string;
+  /** `input` as in classify(): a refusal may depend on it (a call whose arguments are not JSON). */
+  refusal(name: string, input?: unknown): string;
   beforeCall(use: ToolUseEvent): CallDecision;
   permitsNow(name: string): { ok: true } | { ok: false; why: string };
 }

@@ -194,7 +194,7 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
       continue;
     }
     if (e.evaluated_permission === 'deny') {
-      journal.toolErrors([e.id], hooks.tools.refusal(e.name));
+      journal.toolErrors([e.id], hooks.tools.refusal(e.name, e.input));
       continue;
     }
     if (halted || ctx.control.signal.aborted) {

@@ -60,7 +60,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const { store, deps } = rt;
   const { agent, environment } = x.defs;
   const paths = store.paths(x.sessionId);
-  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason });
+  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {} });
   const { skills, problems } = loadSkills(agent.dir);
   const control = new RunControl();
 

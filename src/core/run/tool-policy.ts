@@ -6,6 +6,7 @@
  * and by the settling of confirmed calls).
  */
 import type { ToolCatalog } from '../tools/catalog.js';
+import { malformedArguments, malformedInputError } from '../tools/tool-arguments.js';
 import type { CallDecision, ToolPolicy, ToolUseEvent } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
@@ -48,15 +49,23 @@ export function repeatGuard(): (use: ToolUseEvent) => CallDecision {
   };
 }
 
-/** The agent's permissions (its catalog) plus the repeat guard. */
+/**
+ * The agent's permissions (its catalog) plus the repeat guard. A call whose
+ * arguments were not valid JSON (tool-arguments.ts) is denied whatever the
+ * tool, custom ones included: nobody is asked to confirm, and no client is
+ * handed, a call that cannot be read; its error result tells the model why.
+ */
 export function catalogPolicy(catalog: ToolCatalog): ToolPolicy {
   const guard = repeatGuard();
   return {
-    classify(name) {
+    classify(name, input) {
+      if (malformedArguments(input) !== null) return { kind: 'tool', permission: 'deny' };
       const ev = catalog.evaluate(name);
       return ev.kind === 'custom' ? { kind: 'custom' } : { kind: 'tool', permission: ev.permission };
     },
-    refusal(name) {
+    refusal(name, input) {
+      const text = malformedArguments(input);
+      if (text !== null) return malformedInputError(name, text);
       const ev = catalog.evaluate(name);
       return ev.kind === 'deny' ? ev.why : 'not allowed';
     },

@@ -11,6 +11,10 @@ import { EscalationSettings, GuardSettings } from './guards.js';
 import { DEFAULT_MAX_CHILDREN, DEFAULT_MAX_SPAWN_DEPTH, Roster } from './roster.js';
 import { Pricing } from './pricing.js';
 import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.js';
+import { ENV_NAME, SecretRef } from './secret-ref.js';
+import { ProviderSettingsFields, providerSettingsIssues } from './provider-settings.js';
+
+export { SecretRef } from './secret-ref.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -74,7 +78,7 @@ export type Limits = z.infer<typeof Limits>;
 export const AgentDefinition = z
   .strictObject({
     description: z.string().default(''),
-    provider: z.enum(['anthropic', 'scripted']).default('anthropic'),
+    provider: z.enum(['anthropic', 'scripted', 'openai']).default('anthropic'),
     model: z.string().min(1).default('claude-sonnet-5'),
     system: z.string().default(''),
     environment: DefinitionId.default('local'),
@@ -92,11 +96,14 @@ export const AgentDefinition = z
     memory: MemorySettings.default(DEFAULT_MEMORY_SETTINGS),
     script: z.string().min(1).optional(),
     ...ModelSettingsFields,
+    /** provider openai: the endpoint and the key's secret reference (schema/provider-settings.ts). */
+    ...ProviderSettingsFields,
   })
   .superRefine((a, ctx) => {
     if (a.provider === 'scripted' && !a.script) {
       ctx.addIssue({ code: 'custom', path: ['script'], message: 'expected a script file for provider scripted' });
     }
+    for (const issue of providerSettingsIssues(a)) ctx.addIssue({ code: 'custom', ...issue });
     const seen = new Set<string>(BUILTIN_TOOL_NAMES);
     a.custom_tools.forEach((t, i) => {
       if (seen.has(t.name)) {
@@ -106,13 +113,6 @@ export const AgentDefinition = z
     });
   });
 export type AgentDefinition = z.infer<typeof AgentDefinition>;
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-export const SecretRef = z.strictObject({
-  secret: z.strictObject({ env: z.string().regex(ENV_NAME, 'expected an environment variable name') }),
-});
-export type SecretRef = z.infer<typeof SecretRef>;
 
 export const EnvValue = z.union([z.string(), SecretRef]);
 export type EnvValue = z.infer<typeof EnvValue>;

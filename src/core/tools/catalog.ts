@@ -18,6 +18,7 @@ import { learnTool } from './learn-tool.js';
 import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessionTool, spawnDescription, spawnSessionTool } from './delegation-tools.js';
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
+import { malformedArguments, malformedInputError } from './tool-arguments.js';
 
 export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   bash: bashTool as Tool,
@@ -125,6 +126,8 @@ export class ToolCatalog {
   async execute(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
     const tool = (BUILTIN_TOOLS as Record<string, Tool>)[name];
     if (!tool) return fail(`there is no built-in tool named ${JSON.stringify(name)}`);
+    const malformed = malformedArguments(rawInput);
+    if (malformed !== null) return fail(malformedInputError(name, malformed));
     const parsed = tool.input.safeParse(rawInput ?? {});
     if (!parsed.success) return fail(`invalid input for ${name}: ${describeIssues(parsed.error)}`);
     let out: ToolOutput;

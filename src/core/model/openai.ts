@@ -1,0 +1,166 @@
+/**
+ * The openai provider: any OpenAI-compatible Chat Completions endpoint
+ * (OpenAI itself, vLLM, llama.cpp's server, Ollama, OpenRouter) through the
+ * official `openai` SDK, streaming, with tools (docs/providers.md).
+ *
+ *  - Retries are divided as for the anthropic provider: the SDK retries a
+ *    request itself (429, 408, 409, 5xx, network; `maxRetries`, honouring
+ *    retry-after), and what outlives those retries is a ModelError with
+ *    `retryable`, which the run turns into a failed attempt and a backoff.
+ *  - The run's AbortSignal goes to the SDK, so an interrupt cancels the HTTP
+ *    request, mid-stream too.
+ *  - The endpoint is agent.yaml `base_url`, else OPENAI_BASE_URL of the
+ *    daemon's environment, else OpenAI's. The key is the secret agent.yaml
+ *    `api_key` names, else OPENAI_API_KEY where it applies (openaiEndpoint).
+ *    An endpoint other than OpenAI's may need no key (a local server):
+ *    without one, NO_KEY is sent. The SDK
+ *    is given every setting explicitly, so it reads nothing of this
+ *    process's own environment.
+ *  - The key is one of the run's secrets (`secrets`): the run redacts it
+ *    wherever it could surface (a server that echoes it in an error).
+ *
+ * The SDK is imported lazily, as the anthropic one is.
+ */
+import { networkCause } from './anthropic.js';
+import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
+import { chatMessages, chatToolChoice, chatTools, reasoningEffort, ReplyAssembler, toolCallIds, type ChunkLike } from './openai-messages.js';
+
+export const OPENAI_API = 'https://api.openai.com/v1';
+/** Sent as the bearer token to an endpoint that needs no key (most local servers ignore it). */
+export const NO_KEY = 'no-key';
+
+export interface OpenAIOptions {
+  /** The daemon's environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID, and the secret `apiKeyEnv` names. */
+  env: NodeJS.ProcessEnv;
+  /** agent.yaml `base_url`. */
+  baseURL?: string | undefined;
+  /** The variable agent.yaml `api_key: {secret: {env: NAME}}` names. */
+  apiKeyEnv?: string | undefined;
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+type Sdk = typeof import('openai');
+let sdkPromise: Promise<Sdk> | null = null;
+const loadSdk = () => (sdkPromise ??= import('openai'));
+
+/**
+ * Where the requests go and with which key; `problem` when no key can be
+ * used. A key is only sent where it was meant to go: the secret agent.yaml
+ * `api_key` names goes to the agent's endpoint, but OPENAI_API_KEY, the
+ * daemon's default, goes only to the daemon's default endpoint
+ * (OPENAI_BASE_URL, else OpenAI's) or to OpenAI's own. An agent.yaml
+ * `base_url` elsewhere (a local server, a third party) without `api_key`
+ * is sent no key, so a key for OpenAI never leaks to a server an agent
+ * names.
+ */
+export function openaiEndpoint(o: OpenAIOptions): { baseURL: string; official: boolean; key: { name: string; value: string } | null; problem: string | null } {
+  const baseURL = o.baseURL || o.env.OPENAI_BASE_URL || OPENAI_API;
+  const official = hostOf(baseURL) === 'api.openai.com';
+  const name = o.apiKeyEnv ?? 'OPENAI_API_KEY';
+  const defaultKeyApplies = o.apiKeyEnv !== undefined || !o.baseURL || official;
+  const value = defaultKeyApplies ? o.env[name] : undefined;
+  if (value) return { baseURL, official, key: { name, value }, problem: null };
+  if (o.apiKeyEnv) return { baseURL, official, key: null, problem: `no API key: agent.yaml api_key names the secret ${o.apiKeyEnv}, which is not set in the environment of the process that runs the session` };
+  if (official) return { baseURL, official, key: null, problem: 'no API key: set OPENAI_API_KEY in the environment of the process that runs the session, or name a secret in agent.yaml api_key' };
+  return { baseURL, official, key: null, problem: null };
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
+}
+
+export interface OpenAIProvider extends ModelProvider {
+  /** The key by the variable it came from, for the run's Redactor; empty when none is used. */
+  readonly secrets: Readonly<Record<string, string>>;
+}
+
+export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
+  const endpoint = openaiEndpoint(o);
+  let client: InstanceType<Sdk['default']> | null = null;
+  const connect = (sdk: Sdk) =>
+    (client ??= new sdk.default({
+      apiKey: endpoint.key?.value ?? NO_KEY,
+      adminAPIKey: null,
+      // OpenAI's account headers go to OpenAI only.
+      organization: (endpoint.official && o.env.OPENAI_ORG_ID) || null,
+      project: (endpoint.official && o.env.OPENAI_PROJECT_ID) || null,
+      webhookSecret: null,
+      baseURL: endpoint.baseURL,
+      maxRetries: o.maxRetries ?? 2,
+      timeout: o.timeoutMs ?? 600_000,
+      // The SDK's own logging would print requests (the conversation) to the daemon's stderr.
+      logLevel: 'off',
+    }));
+  return {
+    name: 'openai',
+    secrets: endpoint.key ? { [endpoint.key.name]: endpoint.key.value } : {},
+    async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+      if (endpoint.problem) throw new ModelError({ message: endpoint.problem, errorType: 'model_request_failed_error', code: 'missing_api_key', retryable: false });
+      const sdk = await loadSdk();
+      const c = connect(sdk);
+      try {
+        const effort = reasoningEffort(req);
+        const choice = chatToolChoice(req);
+        const tools = chatTools(req);
+        const stream = await c.chat.completions.create(
+          {
+            model: req.model,
+            messages: chatMessages(req) as never,
+            ...(tools.length ? { tools: tools as never } : {}),
+            ...(choice ? { tool_choice: choice } : {}),
+            ...(effort ? { reasoning_effort: effort } : {}),
+            // OpenAI's reasoning models refuse max_tokens; many compatible servers know only max_tokens.
+            ...(endpoint.official ? { max_completion_tokens: req.max_tokens } : { max_tokens: req.max_tokens }),
+            stream: true,
+            stream_options: { include_usage: true },
+          },
+          { signal },
+        );
+        const reply = new ReplyAssembler();
+        for await (const chunk of stream) reply.add(chunk as ChunkLike);
+        if (signal.aborted) throw signal.reason;
+        return reply.reply(toolCallIds(req));
+      } catch (e) {
+        throw classify(sdk, e, signal, endpoint.baseURL);
+      }
+    },
+  };
+}
+
+/** Maps an SDK failure to a ModelError (Managed Agents' error types), as the anthropic provider's classify does. */
+export function classify(sdk: Sdk, e: unknown, signal: AbortSignal, baseURL: string): ModelError {
+  const O = sdk.default;
+  const message = (e as Error)?.message ?? String(e);
+  if (signal.aborted || e instanceof O.APIUserAbortError) {
+    return new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true, cause: e });
+  }
+  if (e instanceof O.APIConnectionTimeoutError) return new ModelError({ message: `the model call timed out: ${message}`, errorType: 'model_request_failed_error', code: 'timeout', retryable: true, cause: e });
+  if (e instanceof O.APIConnectionError) {
+    const why = networkCause(e);
+    return new ModelError({ message: `could not reach the model API at ${baseURL}: ${why ?? message}`, errorType: 'model_request_failed_error', code: 'connection_error', retryable: true, cause: e });
+  }
+  if (e instanceof O.APIError) {
+    const status = e.status;
+    const body = (e.error ?? {}) as { message?: unknown; type?: unknown; code?: unknown };
+    const apiMsg = typeof body.message === 'string' ? body.message : message;
+    const kind = `${String(e.code ?? '')} ${String(e.type ?? '')}`;
+    if (status === undefined) {
+      // An error inside an open stream: the SDK does not retry these.
+      const overloaded = /overload/i.test(`${kind} ${apiMsg}`);
+      return new ModelError({ message: `the model stream failed: ${apiMsg}`, errorType: overloaded ? 'model_overloaded_error' : 'model_request_failed_error', code: 'stream_error', retryable: true, cause: e });
+    }
+    // OpenAI answers an exhausted quota with a 429 that no wait will cure.
+    if (status === 402 || (status === 429 && /insufficient_quota/.test(kind))) return new ModelError({ message: `billing (${status}): ${apiMsg}`, errorType: 'billing_error', code: `http_${status}`, retryable: false, status, cause: e });
+    if (status === 429) return new ModelError({ message: `rate limited (429): ${apiMsg}`, errorType: 'model_rate_limited_error', code: 'http_429', retryable: true, status, cause: e });
+    if (status === 503 || status === 529) return new ModelError({ message: `overloaded (${status}): ${apiMsg}`, errorType: 'model_overloaded_error', code: `http_${status}`, retryable: true, status, cause: e });
+    if (status >= 500 || status === 408 || status === 409) return new ModelError({ message: `the model API failed (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: true, status, cause: e });
+    if (status === 401) return new ModelError({ message: `authentication failed (401) at ${baseURL}: ${apiMsg}; check agent.yaml api_key or OPENAI_API_KEY`, errorType: 'model_request_failed_error', code: 'http_401', retryable: false, status, cause: e });
+    return new ModelError({ message: `the model API refused the request (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: false, status, cause: e });
+  }
+  return new ModelError({ message: `the model call failed: ${message}`, errorType: 'unknown_error', code: 'unexpected', retryable: true, cause: e });
+}
