@@ -11,6 +11,8 @@ import { EscalationSettings, GuardSettings } from './guards.js';
 import { DEFAULT_MAX_CHILDREN, DEFAULT_MAX_SPAWN_DEPTH, Roster } from './roster.js';
 import { Pricing } from './pricing.js';
 import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.js';
+import { ENV_NAME, EnvValue, SecretRef } from './secret-ref.js';
+import { McpServers } from './mcp.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -92,6 +94,8 @@ export const AgentDefinition = z
     memory: MemorySettings.default(DEFAULT_MEMORY_SETTINGS),
     script: z.string().min(1).optional(),
     ...ModelSettingsFields,
+    /** Tools from MCP servers (schema/mcp.ts; docs/mcp.md). */
+    mcp_servers: McpServers.default([]),
   })
   .superRefine((a, ctx) => {
     if (a.provider === 'scripted' && !a.script) {
@@ -107,15 +111,7 @@ export const AgentDefinition = z
   });
 export type AgentDefinition = z.infer<typeof AgentDefinition>;
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-export const SecretRef = z.strictObject({
-  secret: z.strictObject({ env: z.string().regex(ENV_NAME, 'expected an environment variable name') }),
-});
-export type SecretRef = z.infer<typeof SecretRef>;
-
-export const EnvValue = z.union([z.string(), SecretRef]);
-export type EnvValue = z.infer<typeof EnvValue>;
+export { SecretRef, EnvValue };
 
 export const Mount = z.strictObject({
   source: z.string().min(1),
