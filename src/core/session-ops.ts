@@ -50,13 +50,13 @@ export function scheduleRevisit(
 function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 'tool' | 'custom') {
   const p = answerProblem(store.snapshot(sessionId), kind, eventId);
   if (!p) return;
-  const want = kind === 'tool' ? 'an agent.tool_use awaiting confirmation' : 'an agent.custom_tool_use awaiting a result';
+  const want = kind === 'tool' ? 'an agent.tool_use or agent.mcp_tool_use awaiting confirmation' : 'an agent.custom_tool_use awaiting a result';
   switch (p.kind) {
     case 'not_open': {
       const found = store.readEvents(sessionId).lines.find((l) => l.kind === 'event' && l.event.id === eventId);
       if (!found || found.kind !== 'event') throw invalidInput(`session ${sessionId} has no event ${eventId} (expected ${want})`);
       const e = found.event;
-      if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
+      if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use' || e.type === 'agent.mcp_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
       throw invalidInput(`${eventId} is a ${e.type} (line ${found.line}), not ${want}`);
     }
     case 'wrong_kind':

@@ -42,6 +42,8 @@ export interface EnvironmentInput {
   agentId: string;
   wakeId: string;
   wakeReason: string;
+  /** Secrets used outside the shell (MCP servers' env and headers): redacted like the rest, not given to the shell. */
+  extraSecrets?: Record<string, string>;
 }
 
 /**
@@ -119,8 +121,20 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     env,
     secretNames: Object.keys(secrets),
     missingSecrets,
-    redactor: new Redactor(secrets),
+    redactor: new Redactor(withExtra(secrets, i.extraSecrets ?? {})),
     homeDir,
     network: i.def.network,
   };
+}
+
+/** The shell's secrets plus others; a name both use keeps both values (the other's under NAME_2, ...), so none goes unredacted. */
+function withExtra(secrets: Record<string, string>, extra: Record<string, string>): Record<string, string> {
+  const out = { ...secrets };
+  for (const [name, value] of Object.entries(extra)) {
+    if (Object.values(out).includes(value)) continue;
+    let key = name;
+    for (let n = 2; Object.hasOwn(out, key); n++) key = `${name}_${n}`;
+    out[key] = value;
+  }
+  return out;
 }
