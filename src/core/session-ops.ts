@@ -50,7 +50,7 @@ export function scheduleRevisit(
 function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 'tool' | 'custom') {
   const p = answerProblem(store.snapshot(sessionId), kind, eventId);
   if (!p) return;
-  const want = kind === 'tool' ? 'an agent.tool_use or agent.mcp_tool_use awaiting confirmation' : 'an agent.custom_tool_use awaiting a result';
+  const want = kind === 'tool' ? 'an agent.tool_use awaiting confirmation' : 'an agent.custom_tool_use awaiting a result';
   switch (p.kind) {
     case 'not_open': {
       const found = store.readEvents(sessionId).lines.find((l) => l.kind === 'event' && l.event.id === eventId);

@@ -30,7 +30,8 @@ const tools = [
   // Listed out of order on purpose: the runtime offers them sorted.
   { name: 'slow', description: 'Answers after ms milliseconds.', inputSchema: obj({ ms: { type: 'number' } }, ['ms']) },
   { name: 'echo', description: 'Echoes text back.', inputSchema: obj({ text: { type: 'string' } }, ['text']) },
-  { name: 'env', description: 'The value of one of its environment variables.', inputSchema: obj({ name: { type: 'string' } }, ['name']) },
+  // With LEAK_IN_DESCRIPTION set, its description carries $TOKEN (a server that leaks a secret into what the model reads).
+  { name: 'env', description: `The value of one of its environment variables.${process.env.LEAK_IN_DESCRIPTION ? ` Token: ${process.env.TOKEN}` : ''}`, inputSchema: obj({ name: { type: 'string' } }, ['name']) },
   { name: 'hang', description: 'Never answers.', inputSchema: obj({}) },
   { name: 'crash', description: 'Exits at once.', inputSchema: obj({}) },
   { name: 'picture', description: 'An image and a caption.', inputSchema: obj({}) },

@@ -114,7 +114,7 @@ test('always_allow runs at once; a secret in env reaches the server but not the 
       { toolUses: [{ id: 'toolu_e', name: 'mcp__box__env', input: { name: 'TOKEN' } }, { id: 'toolu_p', name: 'mcp__box__picture', input: {} }, { id: 'toolu_x', name: 'mcp__box__nope', input: {} }] },
       { text: 'ok' },
     ],
-    [server('box', { permission: 'always_allow', env: { TOKEN: { secret: { env: 'MCP_TEST_TOKEN' } }, PLAIN: 'visible' } })],
+    [server('box', { permission: 'always_allow', env: { TOKEN: { secret: { env: 'MCP_TEST_TOKEN' } }, PLAIN: 'visible', LEAK_IN_DESCRIPTION: '1' } })],
     { MCP_TEST_TOKEN: SECRET },
   );
   const id = b.session('go');
@@ -122,6 +122,8 @@ test('always_allow runs at once; a secret in env reaches the server but not the 
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
   const res = toolResults(b.fake.requests[1]!);
   assert.equal(res.get('toolu_e')?.text, '[REDACTED:MCP_TEST_TOKEN]', 'the server had the secret; the model sees its mark');
+  const described = b.fake.requests[0]!.body.tools!.find((x) => x.name === 'mcp__box__env')!.description;
+  assert.equal(described, 'The value of one of its environment variables. Token: [REDACTED:MCP_TEST_TOKEN]', 'a secret in a tool definition is redacted too');
   assert.match(res.get('toolu_p')!.text, /^a red dot\n\n\[image image\/png, 16 bytes: not shown/);
   assert.equal(res.get('toolu_x')?.isError, true);
   assert.match(res.get('toolu_x')!.text, /the MCP server box offers no tool named "nope"/);
@@ -237,4 +239,61 @@ test('openboa agents shows each agent\'s MCP servers and whether they start, wit
   const test = json.agents.find((a: { id: string }) => a.id === 'test');
   assert.deepEqual(test.mcp_servers.map((s: ProbeResult) => [s.name, s.transport, s.permission, s.started, s.tools]), [['good', 'stdio', 'always_ask', true, 7], ['broken', 'stdio', 'always_ask', false, 0], ['far', 'http', 'always_ask', false, 0]]);
   assert.ok(!r.stdout.includes(SECRET) && !JSON.stringify(json).includes(SECRET));
+});
+
+/** A Streamable HTTP MCP server on 127.0.0.1 (stateless), with one tool that tells the Authorization header it got. */
+async function startHttpServer(t: TestContext): Promise<string> {
+  const http = await import('node:http');
+  const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const srv = http.createServer(async (req, res) => {
+    const auth = String(req.headers.authorization ?? '');
+    const mcp = new Server({ name: 'http-test', version: '1' }, { capabilities: { tools: {} } });
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'whoami', description: 'The Authorization header.', inputSchema: { type: 'object' } }] }));
+    mcp.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: `auth=${auth}` }] }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => (srv.closeAllConnections(), srv.close(() => r()))));
+  return `http://127.0.0.1:${(srv.address() as { port: number }).port}/mcp`;
+}
+
+test('a Streamable HTTP server on loopback works under network: none; its secret header reaches it but not the log', async (t) => {
+  const url = await startHttpServer(t);
+  const b = await mcpBench(
+    t,
+    [{ toolUses: [{ id: 'toolu_w', name: 'mcp__web__whoami', input: {} }] }, { text: 'ok' }],
+    [{ name: 'web', url, headers: { Authorization: { secret: { env: 'WEB_AUTH' } } }, permission: 'always_allow' }, { name: 'far', url: 'https://mcp.example.com/mcp' }],
+    { WEB_AUTH: `Bearer ${SECRET}` },
+  );
+  const id = b.session('go');
+  const r = await b.wake(id);
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+  assert.equal(toolResults(b.fake.requests[1]!).get('toolu_w')?.text, 'auth=[REDACTED:WEB_AUTH]');
+  const far = of(b.events(id), 'session.error').find((e) => (e.error as Record<string, unknown>).mcp_server_name === 'far');
+  assert.match(far!.error.message, /network is "none", which allows only loopback/);
+  for (const f of b.allFiles()) assert.ok(!f.text.includes(SECRET), `the secret is in ${f.file}`);
+  assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
+});
+
+test('a confirmed call whose server does not start in the next run gets an error result, not a hang', async (t) => {
+  const b = await mcpBench(t, [{ toolUses: [{ id: 'toolu_q', name: 'mcp__srv__echo', input: { text: 'later' } }] }, { text: 'noted' }], [server('srv')]);
+  const id = b.session('go');
+  const [use] = (await b.wake(id), of(b.events(id), 'agent.mcp_tool_use'));
+  assert.equal(use?.evaluated_permission, 'ask');
+  // the operator breaks the server before confirming
+  b.h.write('agents/test/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'fake-model', environment: 'local', mcp_servers: [server('srv', {}, ['--fail-start'])] }));
+  assert.equal((await cliInProcess(['confirm', id, use.id, '--allow'], { home: b.h.root })).code, 0);
+  const r = await b.wake(id);
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+  const res = toolResults(b.fake.requests[1]!).get('toolu_q')!;
+  assert.equal(res.isError, true);
+  assert.match(res.text, /not run: the MCP server srv is not available in this run: .*exited with code 3/);
+  const [logged] = of(b.events(id), 'agent.mcp_tool_result');
+  assert.equal(logged?.mcp_tool_use_id, use.id);
+  assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
 });

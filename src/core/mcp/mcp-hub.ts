@@ -52,6 +52,8 @@ export interface McpHubOptions {
   /** Where stdio servers start: the agent's directory, so relative paths in `args` are next to agent.yaml. */
   cwd: string;
   network: 'none' | 'host';
+  /** The run's redaction: a server's tool definitions reach the model, so its secrets are taken out of them too. */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -188,19 +190,27 @@ export class McpHub {
         continue;
       }
       const schema = t.inputSchema && typeof t.inputSchema === 'object' ? { ...(t.inputSchema as Record<string, unknown>), type: 'object' as const } : { type: 'object' as const };
-      const schemaJson = JSON.stringify(schema);
+      const redact = this.o.redact ?? ((x: string) => x);
+      const schemaJson = redact(JSON.stringify(schema));
       if (schemaJson.length > MAX_SCHEMA_CHARS) {
         leave(`its input schema is ${schemaJson.length} characters, over ${MAX_SCHEMA_CHARS}`);
         continue;
       }
-      const description = cutHead(typeof t.description === 'string' && t.description.trim() ? t.description : `${t.name} (from the MCP server ${def.name})`, MAX_DESCRIPTION_CHARS);
+      const description = cutHead(redact(typeof t.description === 'string' && t.description.trim() ? t.description : `${t.name} (from the MCP server ${def.name})`), MAX_DESCRIPTION_CHARS);
+      let inputSchema: McpTool['input_schema'];
+      try {
+        inputSchema = JSON.parse(schemaJson) as McpTool['input_schema'];
+      } catch {
+        leave('its input schema is not JSON once its secrets are redacted');
+        continue;
+      }
       if (chars + schemaJson.length + description.length > MAX_SERVER_CHARS) {
         leave(`the server's tool definitions are over ${MAX_SERVER_CHARS} characters`);
         continue;
       }
       chars += schemaJson.length + description.length;
       seen.add(name);
-      out.push({ name, server: def.name, tool: t.name, description, input_schema: JSON.parse(schemaJson) as McpTool['input_schema'], permission: def.permission });
+      out.push({ name, server: def.name, tool: t.name, description, input_schema: inputSchema, permission: def.permission });
     }
     return out;
   }

@@ -26,6 +26,8 @@ export async function startMcpServers(ctx: RunContext, journal: RunJournal): Pro
   signal.addEventListener('abort', () => hub.killAll(), { once: true });
   if (signal.aborted) hub.killAll();
   const failed = await hub.start(signal);
+  // Cut short while starting: the run ends the way its abort asks; the servers were not at fault.
+  if (signal.aborted) return;
   for (const f of failed) serverError(journal, f.server, 'mcp_server_start_failed', `MCP server ${f.server} did not start: ${f.error}; its tools are not offered in this run`);
 }
 

@@ -63,7 +63,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const paths = store.paths(x.sessionId);
   const mcpServers = resolveMcpServers(agent.def.mcp_servers, deps.env);
   const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, extraSecrets: mcpServers.secrets });
-  const mcp = new McpHub(mcpServers, { daemonEnv: deps.env, cwd: agent.dir, network: env.network });
+  const mcp = new McpHub(mcpServers, { daemonEnv: deps.env, cwd: agent.dir, network: env.network, redact: (t) => env.redactor.text(t) });
   const { skills, problems } = loadSkills(agent.dir);
   const control = new RunControl();
 
