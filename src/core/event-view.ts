@@ -6,7 +6,7 @@
  */
 import type { ParsedEventLine } from './store/parse-line.js';
 import type { SessionEvent } from './schema/index.js';
-import { DEFAULT_MAX_ITERATIONS, isPauseEventType, isUserEventType, outcomeIdOf } from './schema/index.js';
+import { DEFAULT_MAX_ITERATIONS, isPauseEventType, isUserEventType, mcpToolName, outcomeIdOf } from './schema/index.js';
 import { cutHead } from './text-cut.js';
 
 export type EventView =
@@ -105,7 +105,10 @@ export function describeEvent(e: SessionEvent): string {
     case 'agent.custom_tool_use':
       return `${e.name} ${clip(JSON.stringify(e.input), 80)}${e.type === 'agent.tool_use' && e.evaluated_permission !== 'allow' ? ` [${e.evaluated_permission}]` : ''}`;
     case 'agent.tool_result':
+    case 'agent.mcp_tool_result':
       return `${e.is_error ? 'error: ' : ''}${clip(textOf(e.content))}`;
+    case 'agent.mcp_tool_use':
+      return `${mcpToolName(e.mcp_server_name, e.name)} ${clip(JSON.stringify(e.input), 80)}${e.evaluated_permission !== 'allow' ? ` [${e.evaluated_permission}]` : ''}`;
     case 'agent.thread_context_compacted':
       return `${e.tokens_before} → ${e.tokens_after} tokens; ${e.summary_path}`;
     case 'span.outcome_evaluation_start':

@@ -56,7 +56,7 @@ function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 
       const found = store.readEvents(sessionId).lines.find((l) => l.kind === 'event' && l.event.id === eventId);
       if (!found || found.kind !== 'event') throw invalidInput(`session ${sessionId} has no event ${eventId} (expected ${want})`);
       const e = found.event;
-      if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
+      if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use' || e.type === 'agent.mcp_tool_use') throw invalidInput(`${eventId} (${e.name}, line ${found.line}) already has its result; it awaits no answer`);
       throw invalidInput(`${eventId} is a ${e.type} (line ${found.line}), not ${want}`);
     }
     case 'wrong_kind':

@@ -8,7 +8,7 @@
  * the start, end and notices as JSON lines, and nothing else.
  */
 import type { WakeResult } from '../core/run/run-context.js';
-import type { SessionEvent } from '../core/schema/index.js';
+import { mcpToolName, type SessionEvent } from '../core/schema/index.js';
 
 export interface OperatorLog {
   start(sessionId: string, info: { wakeId: string; trigger: string }): void;
@@ -65,9 +65,10 @@ export function operatorLog(write: (line: string) => void, json: boolean, now: (
         if (e.type === 'agent.message') {
           const first = e.content.map((b) => b.text).join('\n').split('\n').find((l) => l.trim() !== '');
           if (first) write(`${lead}said  ${clip(first, room)}`);
-        } else if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use') {
+        } else if (e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use' || e.type === 'agent.mcp_tool_use') {
           const ask = e.type === 'agent.custom_tool_use' ? ' (waits for a result)' : e.evaluated_permission === 'ask' ? ' (asks for confirmation)' : e.evaluated_permission === 'deny' ? ' (denied)' : '';
-          write(`${lead}tool  ${clip(toolSummary(e.name, e.input), room - ask.length)}${ask}`);
+          const name = e.type === 'agent.mcp_tool_use' ? mcpToolName(e.mcp_server_name, e.name) : e.name;
+          write(`${lead}tool  ${clip(toolSummary(name, e.input), room - ask.length)}${ask}`);
         }
       }
     },

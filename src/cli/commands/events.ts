@@ -1,5 +1,5 @@
 import { describeEvent, gradedBy, viewEvents, type EventView } from '../../core/event-view.js';
-import { outcomeIdOf, type SessionEvent } from '../../core/schema/index.js';
+import { mcpToolName, outcomeIdOf, type SessionEvent } from '../../core/schema/index.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { wholeNumberFlag } from '../flags.js';
 import { redactFor } from '../session-redactor.js';
@@ -18,12 +18,15 @@ function fullText(e: SessionEvent): string {
     case 'agent.message':
       return textOf(e.content);
     case 'agent.tool_result':
+    case 'agent.mcp_tool_result':
       return `${e.is_error ? 'error: ' : ''}${textOf(e.content)}`;
     case 'user.custom_tool_result':
       return `${e.custom_tool_use_id}${e.is_error ? ' (error)' : ''}: ${textOf(e.content)}`;
     case 'agent.tool_use':
     case 'agent.custom_tool_use':
       return `${e.name} ${JSON.stringify(e.input, null, 2)}`;
+    case 'agent.mcp_tool_use':
+      return `${mcpToolName(e.mcp_server_name, e.name)} ${JSON.stringify(e.input, null, 2)}`;
     case 'user.interrupt':
       return e.reason ?? '';
     case 'user.tool_confirmation':
@@ -56,7 +59,7 @@ const shortTime = (iso: string) => `${iso.slice(5, 10)} ${iso.slice(11, 19)}Z`;
  * `tool-result`): the compact view keeps those ids, in front of the text,
  * where the clip cannot reach them.
  */
-const answeredById = (e: SessionEvent) => e.type === 'agent.custom_tool_use' || (e.type === 'agent.tool_use' && e.evaluated_permission === 'ask');
+const answeredById = (e: SessionEvent) => e.type === 'agent.custom_tool_use' || ((e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use') && e.evaluated_permission === 'ask');
 
 /**
  * One event as text.

@@ -29,7 +29,7 @@
  * session's conversation for good. Done once per event, where it enters, the
  * request stays a function of the log and each request extends the last.
  */
-import type { SessionEvent, TextBlock } from '../schema/index.js';
+import { mcpToolName, type SessionEvent, type TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
 import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
@@ -110,7 +110,7 @@ function nonBlank(blocks: readonly TextBlock[], fallback: string): TextBlock[] {
 const MAX_USE_IDS = 4096;
 
 /** Event types whose content enters the conversation, and so must be measurable. */
-const CARRIES_CONTENT = new Set<string>(['user.message', 'user.define_outcome', 'agent.thread_message_received', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result']);
+const CARRIES_CONTENT = new Set<string>(['user.message', 'user.define_outcome', 'agent.thread_message_received', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result', 'agent.mcp_tool_use', 'agent.mcp_tool_result']);
 
 export class ConversationBuilder {
   private msgs: Message[] = [];
@@ -282,8 +282,8 @@ export class ConversationBuilder {
       const origin: BlockOrigin = { line, eventId, eventType: e.type, placeholder: true };
       if (e.type === 'user.message' || e.type === 'user.define_outcome' || e.type === 'user.custom_tool_result' || e.type === 'agent.thread_message_received') {
         this.notes.set(eventId, { text: placeholderText(eventId, line, e.type, why), origin });
-      } else if (e.type === 'agent.tool_result') {
-        const id = this.useIds.get(wellFormed(e.tool_use_id));
+      } else if (e.type === 'agent.tool_result' || e.type === 'agent.mcp_tool_result') {
+        const id = this.useIds.get(wellFormed(e.type === 'agent.tool_result' ? e.tool_use_id : e.mcp_tool_use_id));
         if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: textBlocks(placeholderText(e.id, line, e.type, why)), is_error: true }, origin));
       }
     }
@@ -329,6 +329,12 @@ export class ConversationBuilder {
         if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
         (this.assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input });
         break;
+      case 'agent.mcp_tool_use':
+        // The model called it by its prefixed name; the log keeps server and tool apart.
+        this.useIds.set(e.id, e.model_tool_use_id);
+        if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
+        (this.assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: mcpToolName(e.mcp_server_name, e.name), input: e.input });
+        break;
       case 'span.model_request_end':
         this.closeAssistant();
         break;
@@ -355,9 +361,10 @@ export class ConversationBuilder {
           this.userBlocks.push({ type: 'text', text: e.message });
         }
         break;
-      case 'agent.tool_result': {
+      case 'agent.tool_result':
+      case 'agent.mcp_tool_result': {
         this.closeAssistant();
-        const id = this.useIds.get(e.tool_use_id);
+        const id = this.useIds.get(e.type === 'agent.tool_result' ? e.tool_use_id : e.mcp_tool_use_id);
         if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) }, { line, eventId: e.id, eventType: e.type, placeholder: false }));
         break;
       }

@@ -44,6 +44,8 @@ export interface EnvironmentInput {
   wakeReason: string;
   /** Secrets of the run's model provider (its API key): redacted like the environment's, never put in the shell's environment. */
   modelSecrets?: Readonly<Record<string, string>>;
+  /** Secrets used outside the shell (MCP servers' env and headers): redacted like the rest, not given to the shell. */
+  extraSecrets?: Record<string, string>;
 }
 
 /**
@@ -121,18 +123,20 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     env,
     secretNames: Object.keys(secrets),
     missingSecrets,
-    redactor: new Redactor(withModelSecrets(secrets, i.modelSecrets ?? {})),
+    redactor: new Redactor(withExtra(withExtra(secrets, i.modelSecrets ?? {}), i.extraSecrets ?? {})),
     homeDir,
     network: i.def.network,
   };
 }
 
-/** The environment's secrets and the model's together; a model secret whose name is taken by another value keeps both, under `<name>_MODEL`. */
-function withModelSecrets(secrets: Record<string, string>, model: Readonly<Record<string, string>>): Record<string, string> {
-  const all = { ...secrets };
-  for (const [name, value] of Object.entries(model)) {
-    if (all[name] === undefined || all[name] === value) all[name] = value;
-    else all[`${name}_MODEL`] = value;
+/** The shell's secrets plus others; a name both use keeps both values (the other's under NAME_2, ...), so none goes unredacted. */
+function withExtra(secrets: Record<string, string>, extra: Readonly<Record<string, string>>): Record<string, string> {
+  const out = { ...secrets };
+  for (const [name, value] of Object.entries(extra)) {
+    if (Object.values(out).includes(value)) continue;
+    let key = name;
+    for (let n = 2; Object.hasOwn(out, key); n++) key = `${name}_${n}`;
+    out[key] = value;
   }
-  return all;
+  return out;
 }

@@ -101,14 +101,44 @@ export class RunJournal {
     return rescheduleAfter(rt, failures, f, reason);
   }
 
-  /** The result of a tool call that ran. */
+  /** The result of a tool call that ran (an agent.mcp_tool_result for an MCP tool use). */
   toolResult(toolUseId: string, text: string, isError: boolean): void {
-    this.emit([{ type: 'agent.tool_result', tool_use_id: toolUseId, content: [{ type: 'text', text }], is_error: isError }]);
+    this.emit([this.resultEvent(toolUseId, text, isError, this.mcpUseIds([toolUseId]))]);
   }
 
   /** Error results, in one write, for tool uses that will not run (or whose outcome is unknown). */
   toolErrors(toolUseIds: readonly string[], text: string): void {
-    this.emit(toolUseIds.map((id) => ({ type: 'agent.tool_result' as const, tool_use_id: id, content: [{ type: 'text' as const, text }], is_error: true })));
+    if (toolUseIds.length === 0) return;
+    const mcp = this.mcpUseIds(toolUseIds);
+    this.emit(toolUseIds.map((id) => this.resultEvent(id, text, true, mcp)));
+  }
+
+  private resultEvent(id: string, text: string, isError: boolean, mcp: ReadonlySet<string>): NewEvent {
+    const content = [{ type: 'text' as const, text }];
+    return mcp.has(id) ? { type: 'agent.mcp_tool_result', mcp_tool_use_id: id, content, is_error: isError } : { type: 'agent.tool_result', tool_use_id: id, content, is_error: isError };
+  }
+
+  /**
+   * Which of these tool uses are agent.mcp_tool_use events (answered by an
+   * agent.mcp_tool_result): those this run wrote, else as the fold has them
+   * open (a use a crashed run left, one asked in an earlier run).
+   */
+  private mcpUseIds(ids: readonly string[]): Set<string> {
+    const out = new Set<string>();
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const mine = this.written.find((e) => e.id === id);
+      if (mine) {
+        if (mine.type === 'agent.mcp_tool_use') out.add(id);
+      } else unknown.push(id);
+    }
+    if (unknown.length === 0) return out;
+    try {
+      for (const u of this.o.store.snapshot(this.o.sessionId, { persist: false }).open_tool_uses) if (u.mcp_server_name !== undefined && unknown.includes(u.id)) out.add(u.id);
+    } catch {
+      // the fold failed: the emit that follows fails the same way and says why
+    }
+    return out;
   }
 
   /** Counts a model request before it is sent. */

@@ -14,7 +14,7 @@ import { appendLearning, hasLearningFrom, learningsPaths, readLearnings } from '
 import { renderLearningsFile } from '../learnings-file.js';
 import type { SessionEvent } from '../schema/index.js';
 import { cutHead } from '../text-cut.js';
-import type { AfterRunHook } from './loop-hooks.js';
+import { policyView, type AfterRunHook } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
 
 const sections = new WeakMap<RunContext, string | null>();
@@ -77,8 +77,10 @@ export function correctionsFromDenials(): AfterRunHook {
         let added = 0;
         for (const d of denials) {
           if (hasLearningFrom(j, d.id)) continue;
-          const use = recent.find((e) => e.id === d.tool_use_id && e.type === 'agent.tool_use');
-          if (!use || use.type !== 'agent.tool_use') continue;
+          const found = recent.find((e) => e.id === d.tool_use_id && (e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use'));
+          if (!found || (found.type !== 'agent.tool_use' && found.type !== 'agent.mcp_tool_use')) continue;
+          // An MCP call is named as the model called it (mcp__<server>__<tool>).
+          const use = found.type === 'agent.mcp_tool_use' ? policyView(found) : found;
           const text = correctionText(use, d.deny_message!);
           appendLearning(home, ctx.agent.id, { kind: 'correction', text, tags: [use.name], sessionId: ctx.sessionId, eventId: d.id, wakeId: ctx.runId }, { clock: ctx.rt.deps.clock, redactor: ctx.env.redactor });
           added += 1;

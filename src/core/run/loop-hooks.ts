@@ -8,13 +8,24 @@
  * is built fresh for every run.
  */
 import type { ModelProvider, ModelRequest } from '../model/provider.js';
-import type { SessionEvent, SessionSnapshot } from '../schema/index.js';
+import { mcpToolName, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { ConversationView } from './conversation.js';
 import type { RunJournal, RetryStatus } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import type { SessionErrorType } from './failed-attempt.js';
 
 export type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
+/** A call of an MCP server's tool, as logged (`name` is the tool's name on its server). */
+export type McpToolUseEvent = Extract<SessionEvent, { type: 'agent.mcp_tool_use' }>;
+
+/**
+ * An MCP tool use as the tool policy sees it: a tool use named as the model
+ * called it (mcp__<server>__<tool>), so guards keyed on names (read, write)
+ * never mistake a server's tool for a built-in.
+ */
+export function policyView(e: McpToolUseEvent): ToolUseEvent {
+  return { id: e.id, type: 'agent.tool_use', created_at: e.created_at, ...(e.wake_id ? { wake_id: e.wake_id } : {}), name: mcpToolName(e.mcp_server_name, e.name), input: e.input, model_tool_use_id: e.model_tool_use_id, evaluated_permission: e.evaluated_permission };
+}
 
 /**
  * Steering: what arrives while the run works. Called at the start of every
@@ -43,7 +54,7 @@ export interface ContextStrategy {
 export type Fitted = Pick<ModelRequest, 'system' | 'tools' | 'messages'>;
 
 /** How a tool call of a reply is filed when the reply is recorded. */
-export type Classification = { kind: 'custom' } | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny' };
+export type Classification = { kind: 'custom' } | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny'; mcp?: { server: string; tool: string } };
 
 /** What happens to one allowed call just before it would run. */
 export type CallDecision =

@@ -23,7 +23,7 @@
 import { iso } from '../clock.js';
 import { cacheReadShare, type NewEvent, type SessionEvent } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import type { LoopHooks, Turn, TurnVerdict, ToolUseEvent } from './loop-hooks.js';
+import { policyView, type LoopHooks, type Turn, type TurnVerdict, type ToolUseEvent } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import { runTool } from './tool-policy.js';
@@ -145,7 +145,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
   }
   journal.addUsage(res.usage);
   const written = journal.emit(replyEvents(hooks, res, startId, requestCost(ctx.agent.def, req.model, res.usage)));
-  const uses = written.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use').map((e) => e.id);
+  const uses = written.filter(isToolUse).map((e) => e.id);
   if (res.stop_reason === 'refusal') {
     journal.toolErrors(uses, 'not run: the model refused');
     return { ending: { kind: 'idle', stop: { type: 'refusal' }, details: res.stop_details ?? { category: null, explanation: null } } };
@@ -169,6 +169,7 @@ function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string, cost
     else {
       const c = hooks.tools.classify(b.name, b.input);
       if (c.kind === 'custom') out.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
+      else if (c.mcp) out.push({ type: 'agent.mcp_tool_use', name: c.mcp.tool, mcp_server_name: c.mcp.server, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
       else out.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
     }
   }
@@ -182,31 +183,33 @@ function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string, cost
  * A halt closes every call and ask of the reply and ends the run.
  */
 async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, written: SessionEvent[]): Promise<Turn | { ending: Ending }> {
-  const uses = written.filter((e) => e.type === 'agent.tool_use' || e.type === 'agent.custom_tool_use');
+  const uses = written.filter(isToolUse);
   const said = written.some((e) => (e.type === 'agent.message' && e.content.some((b) => b.text.trim() !== '')) || e.type === 'agent.thinking');
   const asks: string[] = [];
   let halted: Extract<ReturnType<LoopHooks['tools']['beforeCall']>, { kind: 'halt' }> | null = null;
   for (const e of written) {
     if (e.type === 'agent.custom_tool_use') asks.push(e.id);
-    if (e.type !== 'agent.tool_use') continue;
+    if (e.type !== 'agent.tool_use' && e.type !== 'agent.mcp_tool_use') continue;
+    // The policy sees an MCP call by the name the model used (mcp__<server>__<tool>).
+    const view = e.type === 'agent.mcp_tool_use' ? policyView(e) : (e as ToolUseEvent);
     if (e.evaluated_permission === 'ask') {
       asks.push(e.id);
       continue;
     }
     if (e.evaluated_permission === 'deny') {
-      journal.toolErrors([e.id], hooks.tools.refusal(e.name, e.input));
+      journal.toolErrors([e.id], hooks.tools.refusal(view.name, view.input));
       continue;
     }
     if (halted || ctx.control.signal.aborted) {
       journal.toolErrors([e.id], halted ? halted.notRun : 'not run: the run was stopped first');
       continue;
     }
-    const decision = hooks.tools.beforeCall(e as ToolUseEvent);
+    const decision = hooks.tools.beforeCall(view);
     if (decision.kind === 'halt') {
       halted = decision;
       journal.toolErrors([e.id], decision.result);
     } else if (decision.kind === 'refuse') journal.toolErrors([e.id], decision.result);
-    else await runTool(ctx, journal, e as ToolUseEvent, decision.note);
+    else await runTool(ctx, journal, e.type === 'agent.mcp_tool_use' ? e : view, decision.note);
   }
   if (halted) {
     // Asks of this reply are not left open: the run is over, and an open ask would hold back the next message.
@@ -215,4 +218,9 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
     return { ending: { kind: 'idle', stop: { type: 'retries_exhausted' } } };
   }
   return { written, uses, asks, empty: uses.length === 0 && !said };
+}
+
+/** A tool use of any kind: built-in, MCP or custom. */
+function isToolUse(e: SessionEvent): boolean {
+  return e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use' || e.type === 'agent.custom_tool_use';
 }

@@ -21,6 +21,7 @@ import type { RunPlan } from './plan.js';
 import { RuntimeFiles } from './runtime-files.js';
 import { RunControl, type AbortReason, type RunContext, type Runtime, type WakeOptions } from './run-context.js';
 import { loadSkills } from './skills.js';
+import { McpHub, resolveMcpServers } from '../mcp/mcp-hub.js';
 
 export interface Definitions {
   agent: LoadedAgent;
@@ -60,7 +61,9 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const { store, deps } = rt;
   const { agent, environment } = x.defs;
   const paths = store.paths(x.sessionId);
-  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {} });
+  const mcpServers = resolveMcpServers(agent.def.mcp_servers, deps.env);
+  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: mcpServers.secrets });
+  const mcp = new McpHub(mcpServers, { daemonEnv: deps.env, cwd: agent.dir, network: env.network, redact: (t) => env.redactor.text(t) });
   const { skills, problems } = loadSkills(agent.dir);
   const control = new RunControl();
 
@@ -97,12 +100,13 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     agent,
     environment,
     env,
-    catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0, isChild: x.snap.parent_session_id !== null }),
+    catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0, isChild: x.snap.parent_session_id !== null, mcp }),
     skills,
     sandbox,
     window: new LogWindow(store, x.sessionId, x.snap, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
     files: new RuntimeFiles(paths.runtime, env.redactor),
     control,
+    mcp,
   };
   return {
     ctx,
@@ -112,6 +116,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
       external?.removeEventListener('abort', onExternal);
       x.lease.signal.removeEventListener('abort', onLease);
       sandbox.close();
+      mcp.killAll();
     },
   };
 }
@@ -132,11 +137,28 @@ export function writeStartFiles(ctx: RunContext, skillProblems: string[]): void 
     missing_mounts: env.missingMounts,
     skill_problems: skillProblems,
   });
-  files.json('tools.json', catalog.entries.map((e) => ({ name: e.name, kind: e.kind, permission: e.permission, offered: e.permission !== 'disabled', description: e.definition.description, input_schema: e.definition.input_schema })));
+  files.json('tools.json', [
+    ...catalog.entries.map((e) => ({ name: e.name, kind: e.kind, ...(e.mcp ? { mcp_server_name: e.mcp.server } : {}), permission: e.permission, offered: e.permission !== 'disabled', description: e.definition.description, input_schema: e.definition.input_schema })),
+    ...mcpServerEntries(ctx),
+  ]);
   files.json('permissions.json', Object.fromEntries(catalog.entries.map((e) => [e.name, e.permission])));
   files.json('resources.json', { mounts: env.mounts.map((m) => ({ target: m.target, mode: m.writable ? 'rw' : 'ro', source: rel(ctx.rt.home, m.host) })) });
   files.json('vaults.json', { secrets: env.secretNames, missing: env.missingSecrets });
   writeRelations(ctx, s);
   writeOutcomeFile(ctx, s);
   files.ensureSummary();
+}
+
+/**
+ * tools.json's lines about MCP servers beyond their offered tools: a server
+ * that did not start (`mcp__<server>__*`, with its error) and each tool
+ * left out (over a bound, or a name the model APIs refuse), with why.
+ */
+function mcpServerEntries(ctx: RunContext): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const s of ctx.mcp.servers) {
+    if (s.error) out.push({ name: `mcp__${s.name}__*`, kind: 'mcp', mcp_server_name: s.name, offered: false, error: s.error });
+    for (const l of s.left_out) out.push({ name: `mcp__${s.name}__${l.tool}`, kind: 'mcp', mcp_server_name: s.name, offered: false, left_out: l.why });
+  }
+  return out;
 }

@@ -16,6 +16,7 @@ import type { LogWindow } from './log-window.js';
 import type { RuntimeFiles } from './runtime-files.js';
 import type { Skill } from './skills.js';
 import type { LoopHooks } from './loop-hooks.js';
+import type { McpHub } from '../mcp/mcp-hub.js';
 
 export interface Runtime {
   home: Home;
@@ -150,6 +151,8 @@ export interface RunContext {
   readonly window: LogWindow;
   readonly files: RuntimeFiles;
   readonly control: RunControl;
+  /** The agent's MCP servers for this run (started when the run opens; mcp/mcp-run.ts). */
+  readonly mcp: McpHub;
 }
 
 /** How a run ends, before wake() writes it down. */

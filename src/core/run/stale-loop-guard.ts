@@ -34,7 +34,7 @@ export const STALE_OPTIONS = [
  * The agent's replies in a row without progress, newest streak, and what the
  * guard already did on it. Walking back from the newest event:
  *  - a reply (a model request with an agent.message and no tool call) counts one;
- *  - a tool call (agent.tool_use, agent.custom_tool_use), input a run took in
+ *  - a tool call (agent.tool_use, agent.mcp_tool_use, agent.custom_tool_use), input a run took in
  *    from a person or program (a session.status_running with
  *    processed_event_ids: a message, an answer, an outcome) or an outcome's
  *    evaluation ends the streak;
@@ -50,6 +50,7 @@ export function staleReplies(events: readonly SessionEvent[]): { count: number; 
     const e = events[i]!;
     switch (e.type) {
       case 'agent.tool_use':
+      case 'agent.mcp_tool_use':
       case 'agent.custom_tool_use':
       case 'span.outcome_evaluation_end':
         return { count, acted };

@@ -7,7 +7,8 @@
  */
 import type { ToolCatalog } from '../tools/catalog.js';
 import { malformedArguments, malformedInputError } from '../tools/tool-arguments.js';
-import type { CallDecision, ToolPolicy, ToolUseEvent } from './loop-hooks.js';
+import type { CallDecision, McpToolUseEvent, ToolPolicy, ToolUseEvent } from './loop-hooks.js';
+import { runMcpTool } from '../mcp/mcp-run.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 
@@ -61,7 +62,7 @@ export function catalogPolicy(catalog: ToolCatalog): ToolPolicy {
     classify(name, input) {
       if (malformedArguments(input) !== null) return { kind: 'tool', permission: 'deny' };
       const ev = catalog.evaluate(name);
-      return ev.kind === 'custom' ? { kind: 'custom' } : { kind: 'tool', permission: ev.permission };
+      return ev.kind === 'custom' ? { kind: 'custom' } : { kind: 'tool', permission: ev.permission, ...(ev.mcp ? { mcp: ev.mcp } : {}) };
     },
     refusal(name, input) {
       const text = malformedArguments(input);
@@ -78,8 +79,13 @@ export function catalogPolicy(catalog: ToolCatalog): ToolPolicy {
 }
 
 /** Runs one tool use that is allowed to run and records its result (with `note` after it). */
-export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUseEvent, note?: string): Promise<void> {
+export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUseEvent | McpToolUseEvent, note?: string): Promise<void> {
   journal.countToolCall();
+  if (use.type === 'agent.mcp_tool_use') {
+    const out = await runMcpTool(ctx, journal, use);
+    journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
+    return;
+  }
   const out = await ctx.catalog.execute(use.name, use.input, {
     sessionId: ctx.sessionId,
     wakeId: ctx.runId,

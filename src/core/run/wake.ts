@@ -36,6 +36,7 @@ import { RunJournal } from './journal.js';
 import { runLoop } from './loop.js';
 import { defaultHooks } from './default-hooks.js';
 import { loadDefinitions, openRun, writeStartFiles, type Definitions } from './open-run.js';
+import { startMcpServers } from '../mcp/mcp-run.js';
 import { applyInterrupt, closeForInterrupt, finishInterrupt, reconcile, settleAnswers, settleLateAnswers } from './settle.js';
 import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attempt.js';
 import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
@@ -249,15 +250,18 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
   reconcile(journal, snap);
   if (plan.interrupt) applyInterrupt(ctx, journal);
   journal.settleWakes('wake.consumed', [...plan.wakes.map((w) => w.id), ...snap.wakes_taken], { wakeRunId: ctx.runId });
+  const interrupted = plan.interrupt || (plan.recovery && snap.interrupt_taken);
+  const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
+  // The agent's MCP servers start once per run, before anything may call their tools (a run that only closes for an interrupt needs none).
+  if (!interrupted || continues) await startMcpServers(ctx, journal);
   writeStartFiles(ctx, skillProblems);
   if (ctx.env.missingSecrets.length) {
     journal.error({ code: 'missing_secret', message: `environment ${ctx.environment.id}: the secret(s) ${ctx.env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
   }
   let ending: Ending;
-  if (plan.interrupt || (plan.recovery && snap.interrupt_taken)) {
+  if (interrupted) {
     // A run that died while honouring an interrupt is finished the same way, not continued.
     if (!plan.interrupt) applyInterrupt(ctx, journal);
-    const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
     ending = continues ? await runLoop(ctx, journal, hooks) : { kind: 'idle', stop: { type: 'end_turn' } };
   } else {
     await settleAnswers(ctx, journal, hooks.tools, plan.take);

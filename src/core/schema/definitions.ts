@@ -11,10 +11,9 @@ import { EscalationSettings, GuardSettings } from './guards.js';
 import { DEFAULT_MAX_CHILDREN, DEFAULT_MAX_SPAWN_DEPTH, Roster } from './roster.js';
 import { Pricing } from './pricing.js';
 import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.js';
-import { ENV_NAME, SecretRef } from './secret-ref.js';
+import { ENV_NAME, EnvValue, SecretRef } from './secret-ref.js';
 import { ProviderSettingsFields, providerSettingsIssues } from './provider-settings.js';
-
-export { SecretRef } from './secret-ref.js';
+import { McpServers } from './mcp.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -98,6 +97,8 @@ export const AgentDefinition = z
     ...ModelSettingsFields,
     /** provider openai: the endpoint and the key's secret reference (schema/provider-settings.ts). */
     ...ProviderSettingsFields,
+    /** Tools from MCP servers (schema/mcp.ts; docs/mcp.md). */
+    mcp_servers: McpServers.default([]),
   })
   .superRefine((a, ctx) => {
     if (a.provider === 'scripted' && !a.script) {
@@ -114,8 +115,7 @@ export const AgentDefinition = z
   });
 export type AgentDefinition = z.infer<typeof AgentDefinition>;
 
-export const EnvValue = z.union([z.string(), SecretRef]);
-export type EnvValue = z.infer<typeof EnvValue>;
+export { SecretRef, EnvValue };
 
 export const Mount = z.strictObject({
   source: z.string().min(1),

@@ -18,6 +18,7 @@ import { CompactionFields, ContextWarningFields } from './context.js';
 import { PauseFields, ResumeFields, RunPausedFields } from './pause.js';
 import { ModelRequestStartFields } from './model-settings.js';
 import { GuardEventFields } from './guards.js';
+import { McpToolResultFields, McpToolUseFields } from './mcp.js';
 import { CHILD_INGRESS_TYPES, ThreadCreatedFields, ThreadMessageReceivedFields, ThreadMessageSentFields, ThreadStatusIdleFields } from './delegation.js';
 
 const envelope = {
@@ -293,6 +294,8 @@ export const EVENT_SCHEMAS = {
   'agent.custom_tool_use': AgentCustomToolUse,
   'agent.thread_context_compacted': AgentThreadContextCompacted,
   'session.context_warning': SessionContextWarning,
+  'agent.mcp_tool_use': event('agent.mcp_tool_use', McpToolUseFields),
+  'agent.mcp_tool_result': event('agent.mcp_tool_result', McpToolResultFields),
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

@@ -16,3 +16,4 @@ export * from './pricing.js';
 export * from './learnings.js';
 export * from './memory.js';
 export * from './provider-settings.js';
+export * from './mcp.js';

@@ -54,6 +54,8 @@ export const OpenToolUse = z.object({
   wake_id: z.string().nullable(),
   /** The accepted user event that answers it (confirmation or custom result), once one arrived. */
   answered_by: z.string().nullable(),
+  /** Set for an agent.mcp_tool_use: its server (its result is an agent.mcp_tool_result). */
+  mcp_server_name: z.string().optional(),
 });
 export type OpenToolUse = z.infer<typeof OpenToolUse>;
 

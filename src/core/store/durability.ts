@@ -101,4 +101,4 @@ export class Durability {
  * tools run, so a power loss never loses the record that a tool was called
  * (it is then reported as "outcome unknown", never run a second time).
  */
-export const COMMITS: ReadonlySet<string> = new Set(['session.status_idle', 'session.status_rescheduled', 'session.status_terminated', 'agent.tool_use', 'agent.custom_tool_use']);
+export const COMMITS: ReadonlySet<string> = new Set(['session.status_idle', 'session.status_rescheduled', 'session.status_terminated', 'agent.tool_use', 'agent.custom_tool_use', 'agent.mcp_tool_use']);

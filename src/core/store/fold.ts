@@ -9,7 +9,7 @@
  * sense becomes a rejection, reported later as a session.error; the line
  * itself stays in the log.
  */
-import { SESSION_FORMAT, isUserEventType, roundUsd, type ModelUsage, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
+import { SESSION_FORMAT, isUserEventType, mcpToolName, roundUsd, type ModelUsage, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
 import { RUN_ID } from '../ids.js';
 import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
@@ -385,6 +385,13 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.open_tool_uses.push(use);
       break;
     }
+    case 'agent.mcp_tool_use':
+      // Confirmed like a built-in tool use (kind 'tool'); named as the model called it.
+      s.open_tool_uses.push({ id: e.id, name: mcpToolName(e.mcp_server_name, e.name), kind: 'tool', permission: e.evaluated_permission, line, wake_id: e.wake_id ?? null, answered_by: null, mcp_server_name: e.mcp_server_name });
+      break;
+    case 'agent.mcp_tool_result':
+      s.open_tool_uses = s.open_tool_uses.filter((u) => u.id !== e.mcp_tool_use_id);
+      break;
     case 'session.run_paused':
       noteRunPaused(s, e);
       break;

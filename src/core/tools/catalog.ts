@@ -19,6 +19,7 @@ import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessi
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
 import { malformedArguments, malformedInputError } from './tool-arguments.js';
+import type { McpHub } from '../mcp/mcp-hub.js';
 
 export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   bash: bashTool as Tool,
@@ -48,13 +49,25 @@ export interface ToolDefinition {
 
 export interface CatalogEntry {
   name: string;
-  kind: 'builtin' | 'custom';
+  kind: 'builtin' | 'custom' | 'mcp';
   permission: Permission;
   definition: ToolDefinition;
+  /** An MCP tool's server and its name there. */
+  mcp?: McpTarget;
 }
 
-/** How a call is handled: run it, pause for a person, pause for the client, or refuse it. */
-export type Evaluation = { kind: 'run'; permission: 'allow' } | { kind: 'ask'; permission: 'ask' } | { kind: 'custom' } | { kind: 'deny'; permission: 'deny'; why: string };
+/** Which server's tool an `mcp__<server>__<tool>` call is. */
+export interface McpTarget {
+  server: string;
+  tool: string;
+}
+
+/**
+ * How a call is handled: run it, pause for a person, pause for the client,
+ * or refuse it. `mcp` is set for a call of a configured MCP server (even a
+ * refused one: its tool is not offered, or the server did not start).
+ */
+export type Evaluation = ({ kind: 'run'; permission: 'allow' } | { kind: 'ask'; permission: 'ask' } | { kind: 'custom' } | { kind: 'deny'; permission: 'deny'; why: string }) & { mcp?: McpTarget };
 
 /** A JSON Schema for the model: no $schema, no giant date-time regexes. */
 export function modelSchema(schema: z.ZodType): ToolDefinition['input_schema'] {
@@ -85,9 +98,11 @@ function builtinSchema(name: BuiltinToolName): ToolDefinition['input_schema'] {
 }
 
 export class ToolCatalog {
-  readonly entries: CatalogEntry[];
+  private readonly fixed: CatalogEntry[];
+  private readonly mcp: McpHub | null;
 
-  constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools' | 'delegates'>, opts: { hasSkills: boolean; isChild?: boolean }) {
+  /** `opts.mcp`: the run's MCP servers; their tools join the catalog once the hub started them. */
+  constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools' | 'delegates'>, opts: { hasSkills: boolean; isChild?: boolean; mcp?: McpHub }) {
     const entries: CatalogEntry[] = [];
     for (const name of BUILTIN_TOOL_NAMES) {
       const permission = agent.tools[name]?.permission ?? 'always_allow';
@@ -105,7 +120,18 @@ export class ToolCatalog {
         definition: { name: c.name, description: c.description, input_schema: c.input_schema as ToolDefinition['input_schema'] },
       });
     }
-    this.entries = entries;
+    this.fixed = entries;
+    this.mcp = opts.mcp ?? null;
+  }
+
+  /** Built-ins, custom tools, then the MCP tools (sorted by name; none before the hub started). */
+  get entries(): CatalogEntry[] {
+    if (!this.mcp || this.mcp.tools.length === 0) return this.fixed;
+    const taken = new Set(this.fixed.map((e) => e.name));
+    const mcp = this.mcp.tools
+      .filter((t) => !taken.has(t.name))
+      .map((t): CatalogEntry => ({ name: t.name, kind: 'mcp', permission: t.permission, definition: { name: t.name, description: t.description, input_schema: t.input_schema }, mcp: { server: t.server, tool: t.tool } }));
+    return [...this.fixed, ...mcp];
   }
 
   /** The definitions sent to the model: everything not disabled. */
@@ -115,7 +141,15 @@ export class ToolCatalog {
 
   evaluate(name: string): Evaluation {
     const e = this.entries.find((x) => x.name === name);
-    if (!e) return { kind: 'deny', permission: 'deny', why: `there is no tool named ${JSON.stringify(name)}` };
+    if (!e) {
+      const target = this.mcp?.target(name);
+      if (target) {
+        const why = this.mcp?.serverState(target.server)?.error;
+        return { kind: 'deny', permission: 'deny', why: why ? `the MCP server ${target.server} is not available in this run: ${why}` : `the MCP server ${target.server} offers no tool named ${JSON.stringify(target.tool)} in this run`, mcp: target };
+      }
+      return { kind: 'deny', permission: 'deny', why: `there is no tool named ${JSON.stringify(name)}` };
+    }
+    if (e.mcp) return e.permission === 'always_ask' ? { kind: 'ask', permission: 'ask', mcp: e.mcp } : { kind: 'run', permission: 'allow', mcp: e.mcp };
     if (e.kind === 'custom') return { kind: 'custom' };
     if (e.permission === 'disabled') return { kind: 'deny', permission: 'deny', why: `the tool ${name} is disabled for this agent` };
     if (e.permission === 'always_ask') return { kind: 'ask', permission: 'ask' };
