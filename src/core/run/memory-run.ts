@@ -34,7 +34,9 @@ export function memorySection(ctx: RunContext): string | null {
   if (sections.has(ctx)) return sections.get(ctx)!;
   let section: string | null = null;
   try {
-    section = memoryPromptSection(ctx.rt.home, ctx.agent.id, ctx.agent.def.memory);
+    // The agent may have written a secret of its environment into MEMORY.md: the model never sees it.
+    const raw = memoryPromptSection(ctx.rt.home, ctx.agent.id, ctx.agent.def.memory);
+    section = raw === null ? null : ctx.env.redactor.text(raw);
   } catch {
     // an unreadable MEMORY.md leaves the prompt without it
   }
