@@ -81,7 +81,7 @@ function runtimeFacts(f: SessionFacts): string {
 function agentDirs(env: RunEnvironment): string[] {
   const out: string[] = [];
   const memory = env.mounts.find((m) => m.target === '/memory');
-  if (memory) out.push(`- /memory (${memory.writable ? 'read-write' : 'read-only'}): this agent's memory, shared by its sessions and versioned; documents up to ${memory.maxFileBytes ?? 0} bytes; its MEMORY.md is above`);
+  if (memory) out.push(`- /memory (${memory.writable ? 'read-write' : 'read-only'}): this agent's memory, shared by its sessions and versioned; documents up to ${memory.maxFileBytes ?? 0} bytes; its MEMORY.md, when there is one, is above`);
   if (env.mounts.some((m) => m.target === '/substrate')) out.push("- /substrate (read-only): files promoted from this agent's sessions");
   return out;
 }
