@@ -144,12 +144,13 @@ test('MEMORY.md reaches the system prompt, cut at prompt_bytes, the same for eve
   assert.doesNotMatch(b.fake.requests[2]!.body.system!, /MEMORY\.md is \d+ bytes/);
 });
 
-test('a document over 100 kB is refused by write with a clear error; one made by bash is noted, not stored', { skip: NO_BWRAP }, async (t) => {
+test('a document over 100 kB is refused by write with a clear error; one made by bash is noted, not stored; LEARNINGS.md is not the file tools\' to write', { skip: NO_BWRAP }, async (t) => {
   const b = await bench(t, {
     steps: [
       { toolUses: [
         { id: 'toolu_w', name: 'write', input: { file_path: '/memory/big.md', content: 'x'.repeat(100_001) } },
         { id: 'toolu_b', name: 'bash', input: { command: 'head -c 200000 /dev/zero > /memory/huge.bin; ln -s /etc /memory/etc; mkfifo /memory/pipe' } },
+        { id: 'toolu_l', name: 'write', input: { file_path: '/memory/LEARNINGS.md', content: 'fake learnings' } },
       ] },
       { text: 'ok' },
     ],
@@ -159,6 +160,10 @@ test('a document over 100 kB is refused by write with a clear error; one made by
   const w = toolResults(b.fake.requests[1]!).get('toolu_w')!;
   assert.equal(w.isError, true);
   assert.match(w.text, /\/memory\/big\.md: 100001 bytes is more than a document here may hold \(100000 bytes\)/);
+  const l = toolResults(b.fake.requests[1]!).get('toolu_l')!;
+  assert.equal(l.isError, true);
+  assert.match(l.text, /\/memory\/LEARNINGS\.md: rendered by the runtime from your learnings journal .*use the learn tool instead|learn tool instead/);
+  assert.equal(fs.existsSync(path.join(memoryVersioned(b.rt.home, 'test').dir, 'LEARNINGS.md')), false);
   assert.deepEqual(versions(b).map((l) => [l.op, l.path, l.sha256, l.bytes]), [['too_large', 'huge.bin', null, 200000]]);
 });
 

@@ -17,7 +17,7 @@
  * none: there is no /memory). A failed scan never stops a run: the next
  * scan compares with the log again, so nothing is lost but the moment.
  */
-import { memoryPromptSection, newScanState, recordContent, scanAndRecord, type ScanState } from '../memory/memory-dir.js';
+import { memoryPromptSection, notVersioned, newScanState, recordContent, scanAndRecord, type ScanState } from '../memory/memory-dir.js';
 import { recordingSandbox } from '../memory/recording-sandbox.js';
 import { memoryVersioned } from '../memory/version-store.js';
 import type { Clock } from '../clock.js';
@@ -26,6 +26,9 @@ import type { MemorySettings } from '../schema/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { AfterRunHook, AfterTurnHook } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
+
+/** Files of /memory the runtime renders: the file tools refuse them, saying what to use instead. */
+const DERIVED: ReadonlyMap<string, string> = new Map([['LEARNINGS.md', 'rendered by the runtime from your learnings journal (an edit would be overwritten); record a learning with the learn tool instead']]);
 
 const sections = new WeakMap<RunContext, string | null>();
 
@@ -48,13 +51,18 @@ export function memorySection(ctx: RunContext): string | null {
 export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: string; memory: MemorySettings; sessionId: string; wakeId: string; clock: Clock }): Sandbox {
   if (o.memory.mode !== 'read_write') return sandbox;
   const v = memoryVersioned(o.home, o.agentId);
-  return recordingSandbox(sandbox, v.target, async (rel, data) => {
-    try {
-      await recordContent(v, rel, data, 'write', { session_id: o.sessionId, wake_id: o.wakeId }, o.clock);
-    } catch {
-      // the file is there: the next scan records it
-    }
-  });
+  return recordingSandbox(
+    sandbox,
+    v.target,
+    async (rel, data) => {
+      try {
+        await recordContent(v, rel, data, 'write', { session_id: o.sessionId, wake_id: o.wakeId }, o.clock);
+      } catch {
+        // the file is there: the next scan records it
+      }
+    },
+    { derived: DERIVED, skip: notVersioned },
+  );
 }
 
 /** Scans memory/ after each turn that called a tool and at the run's end, recording what changed. */
