@@ -14,6 +14,7 @@
 import fs from 'node:fs';
 import type { Home } from './home.js';
 import { writeFileAtomic } from './store/atomic-file.js';
+import { READ_FLAGS, readAtMost } from './sandbox/beneath.js';
 import { learningsPaths, mergeLearnings, readLearnings, type LearningsNote, type MergedLearning } from './learnings.js';
 
 /** Learnings the rendered file (and the prompt) holds at most. */
@@ -67,11 +68,29 @@ export function renderLearnings(all: readonly MergedLearning[], notes: readonly 
   return { section, file, notes: [...notes], active: active.length, shown: lines.length };
 }
 
+/**
+ * Whether the file already says `text`. The file is in memory/, which the
+ * agent may write: it is read without following a symlink, without blocking
+ * on a FIFO, and no further than the text's own length (anything else is
+ * "different", and the rename replaces whatever is there).
+ */
 function sameContent(file: string, text: string): boolean {
+  let fd: number;
   try {
-    return fs.readFileSync(file, 'utf8') === text;
+    fd = fs.openSync(file, READ_FLAGS);
   } catch {
     return false;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    const want = Buffer.from(text, 'utf8');
+    if (!st.isFile() || st.size !== want.length) return false;
+    const got = readAtMost(fd, want.length, st.size);
+    return got !== null && got.equals(want);
+  } catch {
+    return false;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

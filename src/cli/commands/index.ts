@@ -238,4 +238,18 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ name: 'id', required: true, description: 'the session id' }],
     load: () => import('./wakes.js'),
   },
+  {
+    path: ['memory'],
+    summary: "an agent's memory directory (agents/<A>/memory/) and its versions: list, log [path], show <path> [--at SHA], restore <path> <sha>",
+    args: [
+      { name: 'agent', required: true, description: 'the agent id' },
+      { name: 'action', required: false, description: 'log, show or restore; none lists the documents and their latest versions' },
+      { name: 'path', required: false, description: 'a document, relative to memory/ (MEMORY.md, notes/a.md; /memory/... too)' },
+      { name: 'sha', required: false, description: 'restore: the sha256 (or its first 6+ hex digits) of the version to write back' },
+    ],
+    options: { at: { type: 'string', value: 'SHA', description: 'show: the version with this sha256 (or prefix) instead of the latest' } },
+    details:
+      'Every change a run makes to /memory is a line of agents/<A>/memory.log.jsonl (path, sha256, op, session_id, wake_id, at), its content in memory.versions/. restore writes the old content back atomically and logs op restore with session_id null. --json prints {agent_id,documents:[line]}; log {agent_id,path,versions:[line]}; show {agent_id,path,version,content}; restore {agent_id,restored}.',
+    load: () => import('./memory.js'),
+  },
 ];

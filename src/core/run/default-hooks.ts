@@ -14,6 +14,7 @@ import { failureGuards, guardedToolPolicy } from './failure-guards.js';
 import { createdAtOf } from './plan.js';
 import { gradeOutcomes } from './outcome-grading.js';
 import { correctionsFromDenials } from './learnings-run.js';
+import { memoryRecorder } from './memory-run.js';
 import { stopWhenPaused } from './pause-steering.js';
 import { relationsAtRunEnd } from './relations-file.js';
 import { usageFile } from './usage-file.js';
@@ -93,12 +94,13 @@ export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
 /** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */
 export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[]): LoopHooks {
   const outcomes = gradeOutcomes(model);
+  const memory = memoryRecorder();
   return {
     model,
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
     steering: stopWhenPaused(takeMidRunInput()),
-    afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes],
-    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials()],
+    afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory],
+    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
   };
 }

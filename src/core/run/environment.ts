@@ -8,7 +8,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EnvironmentDefinition, SessionOverrides } from '../schema/index.js';
+import type { EnvironmentDefinition, MemorySettings, SessionOverrides } from '../schema/index.js';
+import { agentMounts } from '../memory/memory-dir.js';
 import type { Home, SessionPaths } from '../home.js';
 import { Redactor } from '../redact.js';
 import { loadEnvironment } from '../definitions.js';
@@ -46,6 +47,8 @@ export interface EnvironmentInput {
   modelSecrets?: Readonly<Record<string, string>>;
   /** Secrets used outside the shell (MCP servers' env and headers): redacted like the rest, not given to the shell. */
   extraSecrets?: Record<string, string>;
+  /** agent.yaml `memory:`: mounts /memory as it says, and /substrate read-only (memory/memory-dir.ts). Absent: neither. */
+  memory?: MemorySettings;
 }
 
 /**
@@ -88,7 +91,15 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     { host: i.paths.runtime, target: '/runtime', writable: false },
   ];
   const missingMounts: string[] = [];
+  // /memory and /substrate are the agent's: an environment mount at or under either is left out.
+  const own = i.memory ? agentMounts(i.home, i.agentId, i.memory) : [];
+  const reserved = ['/memory', '/substrate'];
   for (const m of i.def.mounts) {
+    const t = path.posix.normalize(m.target);
+    if (i.memory && reserved.some((r) => t === r || t.startsWith(`${r}/`))) {
+      missingMounts.push(`${m.source} -> ${m.target} (reserved for the agent's memory and substrate)`);
+      continue;
+    }
     const host = path.resolve(i.home.root, m.source);
     if (!fs.existsSync(host)) {
       missingMounts.push(`${m.source} -> ${m.target}`);
@@ -96,6 +107,7 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     }
     mounts.push({ host, target: m.target, writable: m.mode === 'rw' });
   }
+  mounts.push(...own);
 
   const homeDir = posture?.isolation === 'bwrap' ? '/workspace' : i.paths.workspace;
   const env: Record<string, string> = {

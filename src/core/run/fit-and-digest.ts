@@ -21,6 +21,7 @@ import { estimateTokens } from './token-budget.js';
 import { fitMessages } from './fit-window.js';
 import { systemPrompt } from './system-prompt.js';
 import { learningsSection } from './learnings-run.js';
+import { memorySection } from './memory-run.js';
 import type { ContextStrategy } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
@@ -61,6 +62,7 @@ export function requestFrame(ctx: RunContext): Frame {
       skills: ctx.skills,
       facts: { sessionId: ctx.sessionId, agentId: ctx.agent.id, environmentId: ctx.environment.id, env: ctx.env },
       learnings: learningsSection(ctx),
+      memory: memorySection(ctx),
     }),
   );
   const tools = wellFormedDeep(ctx.catalog.offered);

@@ -22,6 +22,7 @@ import { RuntimeFiles } from './runtime-files.js';
 import { RunControl, type AbortReason, type RunContext, type Runtime, type WakeOptions } from './run-context.js';
 import { loadSkills } from './skills.js';
 import { McpHub, resolveMcpServers } from '../mcp/mcp-hub.js';
+import { withMemoryVersions } from './memory-run.js';
 
 export interface Definitions {
   agent: LoadedAgent;
@@ -62,7 +63,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const { agent, environment } = x.defs;
   const paths = store.paths(x.sessionId);
   const mcpServers = resolveMcpServers(agent.def.mcp_servers, deps.env);
-  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: mcpServers.secrets });
+  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: mcpServers.secrets, memory: agent.def.memory });
   const mcp = new McpHub(mcpServers, { daemonEnv: deps.env, cwd: agent.dir, network: env.network, redact: (t) => env.redactor.text(t) });
   const { skills, problems } = loadSkills(agent.dir);
   const control = new RunControl();
@@ -77,7 +78,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const deadlineS = agent.def.limits.max_wake_seconds;
   const cancelDeadline = deps.clock.setTimer(deadlineS * 1000, () => control.abort({ kind: 'deadline', seconds: deadlineS }));
 
-  const sandbox = (deps.sandbox ?? hostSandbox)({
+  const raw = (deps.sandbox ?? hostSandbox)({
     isolation: env.posture?.isolation ?? 'unconfined',
     network: env.network,
     mounts: env.mounts,
@@ -89,6 +90,8 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     clock: deps.clock,
     unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
   });
+  // The file tools' writes into /memory are versions as they happen (memory-run.ts).
+  const sandbox = withMemoryVersions(raw, { home: rt.home, agentId: agent.id, memory: agent.def.memory, sessionId: x.sessionId, wakeId: x.runId, clock: deps.clock });
   const ctx: RunContext = {
     rt,
     sessionId: x.sessionId,

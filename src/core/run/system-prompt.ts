@@ -34,7 +34,7 @@ export interface RunFacts {
   pendingWakes: readonly PendingWake[];
 }
 
-export function systemPrompt(o: { system: string; instructions: string | null; skills: Skill[]; facts: SessionFacts; learnings?: string | null }): string {
+export function systemPrompt(o: { system: string; instructions: string | null; skills: Skill[]; facts: SessionFacts; learnings?: string | null; memory?: string | null }): string {
   const parts: string[] = [];
   if (o.system.trim()) parts.push(o.system.trim());
   if (o.instructions?.trim()) parts.push(`# Instructions (AGENTS.md)\n\n${o.instructions.trim()}`);
@@ -49,6 +49,8 @@ export function systemPrompt(o: { system: string; instructions: string | null; s
       ].join('\n'),
     );
   }
+  // The agent's MEMORY.md (read once per run: memory-run.ts).
+  if (o.memory?.trim()) parts.push(o.memory.trim());
   // The agent's learnings (memory/LEARNINGS.md, rendered once per run: learnings-run.ts).
   if (o.learnings?.trim()) parts.push(o.learnings.trim());
   parts.push(runtimeFacts(o.facts));
@@ -59,7 +61,7 @@ function runtimeFacts(f: SessionFacts): string {
   const p = f.env.posture;
   const sandbox = p
     ? p.isolation === 'bwrap'
-      ? `bubblewrap: only /workspace (read-write), /runtime (read-only) and system directories exist; network ${p.network_closed ? 'closed' : 'open'}`
+      ? `bubblewrap: only /workspace (read-write), /runtime (read-only), the directories listed below and system directories exist; network ${p.network_closed ? 'closed' : 'open'}`
       : p.isolation === 'unshare-net'
         ? `network closed (unshare), but files are NOT confined; your workspace is at ${f.env.homeDir} in the shell (the file tools still take /workspace paths)`
         : `none (unconfined process); your workspace is at ${f.env.homeDir} in the shell (the file tools take /workspace paths)`
@@ -70,8 +72,18 @@ function runtimeFacts(f: SessionFacts): string {
     `- session ${f.sessionId} (agent ${f.agentId}, environment ${f.environmentId})`,
     `- sandbox: ${sandbox}`,
     '- /runtime (read-only) holds your runtime facts: environment.json, tools.json, shell.json, context.json, event-feed.md, traces/',
+    ...agentDirs(f.env),
     '- each run starts with a note of its time, why it woke and your pending revisits; to come back later, use schedule_wake',
   ].join('\n');
+}
+
+/** The agent's own directories, when mounted (docs/memory.md). */
+function agentDirs(env: RunEnvironment): string[] {
+  const out: string[] = [];
+  const memory = env.mounts.find((m) => m.target === '/memory');
+  if (memory) out.push(`- /memory (${memory.writable ? 'read-write' : 'read-only'}): this agent's memory, shared by its sessions and versioned; documents up to ${memory.maxFileBytes ?? 0} bytes; its MEMORY.md, when there is one, is above`);
+  if (env.mounts.some((m) => m.target === '/substrate')) out.push("- /substrate (read-only): files promoted from this agent's sessions");
+  return out;
 }
 
 /** The note that opens a run's part of the conversation: when, which run, why, what is scheduled. */

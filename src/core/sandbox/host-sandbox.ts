@@ -23,6 +23,7 @@
  */
 import fs from 'node:fs';
 import { fileError, FileError, PathError, readAtMost } from './beneath.js';
+import { replaceBeneath, TOO_LARGE } from './atomic-replace.js';
 import { globBeneath, grepBeneath } from './host-search.js';
 import { ShellSession, type ShellSessionOptions } from './shell-session.js';
 import { VirtualFs } from './virtual-fs.js';
@@ -72,7 +73,7 @@ class HostSandbox implements Sandbox {
   constructor(private readonly o: HostSandboxOptions) {
     this.shell = new ShellSession(o);
     this.vfs = new VirtualFs(
-      o.mounts.map((m) => ({ target: m.target, host: m.host, writable: m.writable })),
+      o.mounts.map((m) => ({ target: m.target, host: m.host, writable: m.writable, atomic: m.atomic, maxFileBytes: m.maxFileBytes })),
       { hideHostPaths: o.isolation === 'bwrap' },
     );
   }
@@ -121,11 +122,16 @@ class HostSandbox implements Sandbox {
 
   async write(path: string, content: string, _o: OpOptions): Promise<Written | SandboxFailure> {
     return this.guard(path, () => {
+      const data = Buffer.from(content, 'utf8');
+      // A mount that replaces files whole (/memory): decided on where the path leads (a symlink into it, too).
+      const lands = this.landsIn(path);
+      if (lands?.atomic) return replaceBeneath(this.vfs, lands.virtual, data);
       // Written beneath the mounts: a symlink the agent planted on the way (.openboa -> /etc) cannot redirect it.
       const h = this.vfs.open(path, { write: true, parents: true });
       try {
         if (!h.stat.isFile()) return notRegular(h.virtual);
-        return { virtual: h.virtual, bytes: replaceContent(h.fd, content) };
+        if (h.mount.atomic) return replaceBeneath(this.vfs, h.virtual, data); // a link that appeared meanwhile
+        return { virtual: h.virtual, bytes: replaceContent(h.fd, data) };
       } finally {
         h.close();
       }
@@ -140,12 +146,27 @@ class HostSandbox implements Sandbox {
         if (!h.stat.isFile()) return notRegular(h.virtual);
         const next = change(h.stat.size > o.maxBytes ? null : readAtMost(h.fd, o.maxBytes, h.stat.size), h.virtual);
         if (next === null) return { virtual: h.virtual, written: false };
-        replaceContent(h.fd, next);
+        // Where files are replaced whole, the new content replaces the name the read ended on (last writer wins).
+        if (h.mount.atomic) replaceBeneath(this.vfs, h.virtual, Buffer.from(next, 'utf8'));
+        else replaceContent(h.fd, Buffer.from(next, 'utf8'));
         return { virtual: h.virtual, written: true };
       } finally {
         h.close();
       }
     });
+  }
+
+  /** Where an existing `path` leads (symlinks followed) and whether its mount replaces files whole; the path itself when nothing is there. */
+  private landsIn(path: string): { virtual: string; atomic: boolean } | null {
+    try {
+      const h = this.vfs.open(path);
+      h.close();
+      return { virtual: h.virtual, atomic: h.mount.atomic === true };
+    } catch {
+      const v = this.vfs.absolute(path);
+      const m = this.vfs.mountOf(v);
+      return m ? { virtual: v, atomic: m.atomic === true } : null;
+    }
   }
 
   async list(path: string, o: ListOptions): Promise<Listing | SandboxFailure> {
@@ -183,14 +204,14 @@ class HostSandbox implements Sandbox {
     } catch (e) {
       const f = fileError(e, this.vfs.absolute(input));
       if (f instanceof PathError) return failure('refused', f.message);
+      if (f instanceof FileError && f.code === TOO_LARGE) return failure('too_large', f.message);
       return failure(f instanceof FileError && f.code.startsWith('E') ? (f.code as `E${string}`) : 'failed', f.message);
     }
   }
 }
 
-/** Replaces the content of an open regular file with `text`; returns the bytes written. */
-function replaceContent(fd: number, text: string): number {
-  const data = Buffer.from(text, 'utf8');
+/** Replaces the content of an open regular file with `data`; returns the bytes written. */
+function replaceContent(fd: number, data: Buffer): number {
   fs.ftruncateSync(fd, 0);
   for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off, off);
   return data.length;

@@ -109,6 +109,14 @@ export interface MountSpec {
   /** Absolute path inside the sandbox. */
   target: string;
   writable: boolean;
+  /**
+   * The file tools replace a file here whole (temp file + rename beneath the
+   * mount), never in place, so a reader (another session of the agent)
+   * never sees a torn file: /memory and /substrate (docs/memory.md).
+   */
+  atomic?: boolean;
+  /** The largest file the file tools write here (bytes); a larger write is refused with code `too_large`. */
+  maxFileBytes?: number;
 }
 
 /**

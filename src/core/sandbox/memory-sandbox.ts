@@ -46,6 +46,8 @@ export interface MemoryMount {
   /** Absolute sandbox path, e.g. /workspace. */
   target: string;
   writable: boolean;
+  /** The largest file write and edit put here, as on the host (MountSpec.maxFileBytes). */
+  maxFileBytes?: number;
 }
 
 /**
@@ -148,6 +150,8 @@ export class MemorySandbox implements Sandbox {
     const r = this.resolve(p, { write: true, parents: true });
     if ('error' in r) return r;
     if (r.kind === 'dir') return failure('not_regular', `${r.virtual} is not a regular file`); // a mount's root (the walk refuses other directories)
+    const big = this.tooLarge(r.virtual, content);
+    if (big) return big;
     return { virtual: r.virtual, bytes: this.put(r.virtual, content) };
   }
 
@@ -158,6 +162,8 @@ export class MemorySandbox implements Sandbox {
     const f = this.files.get(r.virtual) as MemoryFile;
     const next = change(f.data.length > o.maxBytes ? null : Buffer.from(f.data), r.virtual);
     if (next === null) return { virtual: r.virtual, written: false };
+    const big = this.tooLarge(r.virtual, next);
+    if (big) return big;
     this.put(r.virtual, next);
     return { virtual: r.virtual, written: true };
   }
@@ -236,6 +242,14 @@ export class MemorySandbox implements Sandbox {
     this.files.set(virtual, { data, mtimeMs: this.clock.now() });
     for (let d = P.dirname(virtual); d !== '/' && !this.isMountRoot(d); d = P.dirname(d)) this.dirs.add(d);
     return data.length;
+  }
+
+  /** The host's `too_large` failure (./atomic-replace.ts) for content over the mount's maxFileBytes. */
+  private tooLarge(virtual: string, content: string): SandboxFailure | null {
+    const max = this.mountOf(virtual)?.maxFileBytes;
+    const bytes = Buffer.byteLength(content);
+    if (max === undefined || bytes <= max) return null;
+    return failure('too_large', `${virtual}: ${bytes} bytes is more than a document here may hold (${max} bytes); nothing was written. Split it into smaller documents or shorten it.`);
   }
 
   private mountOf(v: string): MemoryMount | null {

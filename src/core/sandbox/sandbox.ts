@@ -61,6 +61,8 @@ export type SandboxCode =
   | 'timed_out'
   /** No shell can run: no sandbox here, the shell did not start, or a memory sandbox without a handler. */
   | 'no_shell'
+  /** A write larger than the mount allows (/memory: MEMORY_DOCUMENT_MAX_BYTES). */
+  | 'too_large'
   /** Anything else (a worker that died, an I/O error without an errno). */
   | 'failed'
   /** What the file system said: ENOENT, ENOTDIR, EISDIR, EACCES, ... */

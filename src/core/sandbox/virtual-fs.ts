@@ -40,6 +40,10 @@ export interface VirtualMount {
   /** Absolute host path it maps to. */
   host: string;
   writable: boolean;
+  /** Writes replace files whole (temp + rename): see MountSpec.atomic (./isolation.ts) and ./atomic-replace.ts. */
+  atomic?: boolean;
+  /** The largest file the file tools write here. */
+  maxFileBytes?: number;
 }
 
 /** An open file or directory inside a mount. The caller closes `fd` (or calls close()). */
@@ -59,6 +63,8 @@ export interface OpenOptions {
   modify?: boolean;
   /** Create missing parent directories (with `write`). */
   parents?: boolean;
+  /** Open a directory (with `write` and `parents`: created when missing), for writing beneath it. */
+  directory?: boolean;
 }
 
 /** One file met by walk(). */
@@ -187,7 +193,7 @@ export class VirtualFs {
         // `top` lies in `m` (see the module comment): it has a descriptor.
         const dirFd = top.fd as number;
         if (writing && (last || o.parents) && !m.writable) throw new PathError(`${input}: ${m.target} is read-only`);
-        const flags = !last ? DIR_FLAGS : o.modify ? EDIT_FLAGS : o.write ? WRITE_FLAGS : READ_FLAGS;
+        const flags = !last || o.directory ? DIR_FLAGS : o.modify ? EDIT_FLAGS : o.write ? WRITE_FLAGS : READ_FLAGS;
         let fd: number;
         try {
           fd = fs.openSync(at(dirFd, comp), flags, 0o644);
@@ -218,7 +224,7 @@ export class VirtualFs {
             pending = [...split(target), ...pending];
             continue;
           }
-          if (code === 'ENOENT' && !last && o.write && o.parents) {
+          if (code === 'ENOENT' && (!last || o.directory === true) && o.write && o.parents) {
             try {
               fs.mkdirSync(at(dirFd, comp), 0o755);
             } catch (e2) {

@@ -33,6 +33,7 @@ export const BUILTIN_TOOL_NAMES = [
   'list_sessions',
   'message_parent',
   'learn',
+  'promote',
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 

@@ -17,3 +17,4 @@ export * from './learnings.js';
 export * from './memory.js';
 export * from './provider-settings.js';
 export * from './mcp.js';
+export * from './versions.js';

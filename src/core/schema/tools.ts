@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { EscalateInput } from './guards.js';
 import { LearnInput } from './learnings.js';
+import { PromoteInput } from './versions.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput } from './roster.js';
 
 export const BashInput = z
@@ -85,4 +86,5 @@ export const TOOL_INPUTS = {
   list_sessions: ListSessionsInput,
   message_parent: MessageParentInput,
   learn: LearnInput,
+  promote: PromoteInput,
 } as const;

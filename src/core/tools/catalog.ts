@@ -1,6 +1,7 @@
 /**
  * The tools one agent is offered: built-ins with their permission policy
- * from agent.yaml (default always_allow; `disabled` ones are not offered),
+ * from agent.yaml (default always_allow, or BUILTIN_DEFAULT_PERMISSIONS;
+ * `disabled` ones are not offered),
  * plus the agent's custom tools (run by the client; the session pauses for
  * the result). The JSON Schema the model sees is generated from each tool's
  * zod input schema. Input is validated before a tool runs; a bad input is an
@@ -15,6 +16,7 @@ import { cancelWakeTool, listWakesTool, scheduleWakeTool } from './wake-tools.js
 import { skillTool } from './skill-tool.js';
 import { escalateTool } from './escalate-tool.js';
 import { learnTool } from './learn-tool.js';
+import { promoteTool } from './promote-tool.js';
 import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessionTool, spawnDescription, spawnSessionTool } from './delegation-tools.js';
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
@@ -38,6 +40,16 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   list_sessions: listSessionsTool as Tool,
   message_parent: messageParentTool as Tool,
   learn: learnTool as Tool,
+  promote: promoteTool as Tool,
+};
+
+/**
+ * Built-ins whose permission, when agent.yaml says nothing, is not
+ * always_allow: promote changes what every later session sees, so a
+ * person confirms it (docs/memory.md, "Promotion").
+ */
+export const BUILTIN_DEFAULT_PERMISSIONS: Partial<Record<BuiltinToolName, Permission>> = {
+  promote: 'always_ask',
 };
 
 /** What the model is sent for one tool. */
@@ -105,7 +117,7 @@ export class ToolCatalog {
   constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools' | 'delegates'>, opts: { hasSkills: boolean; isChild?: boolean; mcp?: McpHub }) {
     const entries: CatalogEntry[] = [];
     for (const name of BUILTIN_TOOL_NAMES) {
-      const permission = agent.tools[name]?.permission ?? 'always_allow';
+      const permission = agent.tools[name]?.permission ?? BUILTIN_DEFAULT_PERMISSIONS[name] ?? 'always_allow';
       if (name === 'skill' && !opts.hasSkills && !agent.tools.skill) continue;
       if (!delegationToolApplies(name, agent, opts.isChild === true)) continue;
       const t = BUILTIN_TOOLS[name];

@@ -1,0 +1,219 @@
+/**
+ * The agent's memory directory and substrate as a run and a person see them
+ * (docs/memory.md): the mounts (/memory as agent.yaml `memory.mode` says,
+ * /substrate read-only), MEMORY.md's section of the system prompt, the scan
+ * that records what changed (scanAndRecord), the record of one known write
+ * (recordContent: the file tools, promote, restore), and restore.
+ *
+ * What is not versioned: LEARNINGS.md at the top of memory/ (rendered from
+ * the learnings journal, which is the truth: an edit of the file is
+ * overwritten at the next render and never reaches the journal or the
+ * prompt), and the temp files of atomic writes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { iso, type Clock } from '../clock.js';
+import type { Home } from '../home.js';
+import { MEMORY_DOCUMENT_MAX_BYTES, type MemorySettings, type VersionLine, type VersionOp } from '../schema/index.js';
+import { READ_FLAGS, readAtMost } from '../sandbox/beneath.js';
+import { replaceBeneath, TEMP_NAME } from '../sandbox/atomic-replace.js';
+import type { MountSpec } from '../sandbox/isolation.js';
+import { VirtualFs } from '../sandbox/virtual-fs.js';
+import { scanTree, type ScannedFile } from './tree-scan.js';
+import { appendVersion, LatestVersions, memoryVersioned, readContent, sha256Of, storeContent, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
+
+/** Bounds of one scan of memory/ (see tree-scan.ts): entries looked at, and bytes read in all. */
+export const MEMORY_SCAN_MAX_ENTRIES = 10_000;
+export const MEMORY_SCAN_MAX_BYTES = 64 * 1024 * 1024;
+
+const LEARNINGS_TEMP = /^\.LEARNINGS\.md\.[0-9a-f]{12}\.tmp$/;
+
+/** Whether a path of memory/ is left out of the versions (derived, or a temp file of an atomic write). */
+export function notVersioned(rel: string): boolean {
+  if (rel === 'LEARNINGS.md' || LEARNINGS_TEMP.test(rel)) return true;
+  return TEMP_NAME.test(rel.slice(rel.lastIndexOf('/') + 1));
+}
+
+/**
+ * The run's mounts for the agent's memory (absent for mode none) and
+ * substrate (always, read-only); both directories are created when missing.
+ * Files in both are replaced whole by the file tools (atomic), and memory's
+ * documents are bounded (MEMORY_DOCUMENT_MAX_BYTES).
+ */
+export function agentMounts(home: Home, agentId: string, memory: MemorySettings): MountSpec[] {
+  const out: MountSpec[] = [];
+  if (memory.mode !== 'none') {
+    const m = memoryVersioned(home, agentId);
+    fs.mkdirSync(m.dir, { recursive: true });
+    out.push({ host: m.dir, target: m.target, writable: memory.mode === 'read_write', atomic: true, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES });
+  }
+  const s = substrateVersioned(home, agentId);
+  fs.mkdirSync(s.dir, { recursive: true });
+  out.push({ host: s.dir, target: s.target, writable: false, atomic: true });
+  return out;
+}
+
+/** The first `max` bytes of a regular file and its size, without following a symlink or blocking on a FIFO; null when it is not a regular file. */
+function readHead(file: string, max: number): { head: Buffer; size: number } | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, READ_FLAGS);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return null;
+    // Bounded by what is read, not by what fstat said (the file may grow meanwhile).
+    const buf = Buffer.alloc(max);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < max; n += got) got = fs.readSync(fd, buf, n, max - n, n);
+    return { head: buf.subarray(0, n), size: Math.max(st.size, n) };
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** `data` cut to at most `max` bytes, at a character boundary. */
+function cutBytes(data: Buffer, max: number): string {
+  let end = Math.min(max, data.length);
+  // Back off to the start of a UTF-8 sequence.
+  while (end > 0 && end < data.length && (data[end]! & 0xc0) === 0x80) end -= 1;
+  return data.subarray(0, end).toString('utf8');
+}
+
+/**
+ * MEMORY.md's section of the system prompt (null: no MEMORY.md, or an empty
+ * one). At most `promptBytes` of it, cut with a note saying how much was
+ * left out and where to read it. A symlink, FIFO or device there is ignored.
+ */
+export function memoryPromptSection(home: Home, agentId: string, settings: MemorySettings): string | null {
+  if (settings.mode === 'none') return null;
+  const file = path.join(memoryVersioned(home, agentId).dir, 'MEMORY.md');
+  // A few bytes past the bound, to cut at a character boundary.
+  const r = readHead(file, settings.prompt_bytes + 4);
+  if (!r || r.size === 0) return null;
+  const text = cutBytes(r.head, settings.prompt_bytes);
+  if (text.trim() === '' && r.size <= settings.prompt_bytes) return null;
+  const size = r.size;
+  const head = [
+    '# Memory',
+    '',
+    `Your memory directory is /memory (${settings.mode === 'read_write' ? 'read-write' : 'read-only'}): plain text documents every session of this agent sees, each at most ${MEMORY_DOCUMENT_MAX_BYTES} bytes, every change versioned. Its MEMORY.md, as this run started:`,
+    '',
+  ].join('\n');
+  const cut = Buffer.byteLength(text) < size ? `\n\n[MEMORY.md is ${size} bytes; only its first ${Buffer.byteLength(text)} are shown here (the prompt holds ${settings.prompt_bytes}). Read /memory/MEMORY.md for the rest.]` : '';
+  return `${head}${text.trimEnd()}${cut}`;
+}
+
+export interface Who {
+  session_id: string | null;
+  wake_id: string | null;
+}
+
+/** What one run remembers between its scans: the last scan (a cache) and the log's latest lines. */
+export interface ScanState {
+  cache: Map<string, ScannedFile>;
+  latest: LatestVersions;
+}
+
+export function newScanState(v: VersionedDir): ScanState {
+  return { cache: new Map(), latest: new LatestVersions(v) };
+}
+
+/**
+ * Scans the directory and records every difference from the log's latest
+ * versions: a new or changed file (`write`, its content stored; `too_large`
+ * for one over the document bound, its content not stored), a file gone
+ * (`delete`, only when the scan was complete and the file was not being
+ * changed). Returns the lines appended. Serialised with every other writer
+ * of the log in this process. Throws only on an I/O failure of the log or
+ * the store (the next scan tries again: nothing is lost but the moment).
+ */
+export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who, clock: Clock, signal?: AbortSignal): Promise<VersionLine[]> {
+  return withLogLock(v, async () => {
+    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, signal });
+    state.cache = scan.files;
+    const latest = state.latest.refresh();
+    const written: VersionLine[] = [];
+    const add = (rel: string, op: VersionOp, sha256: string | null, bytes: number | null) => {
+      const line: VersionLine = { path: rel, sha256, op, bytes, session_id: who.session_id, wake_id: who.wake_id, at: iso(clock.now()) };
+      appendVersion(v, line);
+      latest.byPath.set(rel, line);
+      written.push(line);
+    };
+    for (const f of scan.files.values()) {
+      const last = latest.present(f.rel);
+      if (f.sha256 === null) {
+        if (last?.op === 'too_large' && last.bytes === f.bytes) continue;
+        add(f.rel, 'too_large', null, f.bytes);
+        continue;
+      }
+      if (last && last.sha256 === f.sha256) continue;
+      const data = readBack(v, f);
+      if (!data) continue; // changed again since the scan: the next scan sees it
+      add(f.rel, 'write', storeContent(v, data), data.length);
+    }
+    if (scan.complete) {
+      for (const [rel, last] of latest.byPath) {
+        if (last.op === 'delete' || scan.files.has(rel) || scan.unsure.has(rel) || notVersioned(rel)) continue;
+        add(rel, 'delete', null, null);
+      }
+    }
+    return written;
+  });
+}
+
+/** A scanned file's content read again (the scan keeps hashes, not contents), if it still has the scanned hash. */
+function readBack(v: VersionedDir, f: ScannedFile): Buffer | null {
+  const vfs = new VirtualFs([{ target: '/d', host: v.dir, writable: false }], { home: '/d' });
+  let h;
+  try {
+    h = vfs.open(`/d/${f.rel}`);
+  } catch {
+    return null;
+  }
+  try {
+    if (!h.stat.isFile() || h.virtual !== `/d/${f.rel}`) return null;
+    const data = readAtMost(h.fd, MEMORY_DOCUMENT_MAX_BYTES, h.stat.size);
+    return data && sha256Of(data) === f.sha256 ? data : null;
+  } finally {
+    h.close();
+  }
+}
+
+/**
+ * Records content known to be written to `rel` (the file tools' write and
+ * edit, promote, restore): stored, and a line appended, unconditionally —
+ * two writes of one file are two versions even when a scan saw neither.
+ */
+export async function recordContent(v: VersionedDir, rel: string, data: Buffer, op: VersionOp, who: Who, clock: Clock, message?: string): Promise<VersionLine> {
+  return withLogLock(v, () => {
+    const line: VersionLine = { path: rel, sha256: storeContent(v, data), op, bytes: data.length, session_id: who.session_id, wake_id: who.wake_id, at: iso(clock.now()), ...(message !== undefined ? { message } : {}) };
+    appendVersion(v, line);
+    return line;
+  });
+}
+
+/** A path as people and the model give it ("/memory/notes/a.md", "notes/a.md") as the log names it; null when it is not inside. */
+export function relPath(v: VersionedDir, input: string): string | null {
+  const p = path.posix.normalize(input.startsWith(`${v.target}/`) ? input.slice(v.target.length + 1) : input);
+  if (p === '.' || p.startsWith('/') || p.split('/').some((c) => c === '..' || c === '')) return null;
+  return p;
+}
+
+/**
+ * Writes a stored version back (atomically, beneath the directory: a symlink
+ * the agent planted is replaced, never followed) and logs it as `restore`
+ * with no session. Throws when the version is not in the store.
+ */
+export async function restoreVersion(v: VersionedDir, rel: string, sha: string, clock: Clock): Promise<VersionLine> {
+  const data = readContent(v, sha);
+  if (!data) throw new Error(`no stored content ${sha} in ${path.basename(v.store)}/`);
+  const vfs = new VirtualFs([{ target: v.target, host: v.dir, writable: true, atomic: true }], { home: v.target });
+  fs.mkdirSync(v.dir, { recursive: true });
+  replaceBeneath(vfs, `${v.target}/${rel}`, data, { durable: true });
+  return recordContent(v, rel, data, 'restore', { session_id: null, wake_id: null }, clock);
+}

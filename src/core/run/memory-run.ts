@@ -1,0 +1,91 @@
+/**
+ * The agent's memory directory in a run (docs/memory.md, "Memory directory"
+ * and "Versions"):
+ *
+ * - memorySection(): MEMORY.md's section of the system prompt, read once,
+ *   at the run's first request, and the same for the rest of the run (the
+ *   prompt cache); a change made during the run is in the next run's prompt.
+ * - memoryRecorder(): what the file tools write into /memory is recorded as
+ *   they write it (recording-sandbox.ts, wrapped around the run's sandbox);
+ *   what bash changes is found by a scan of memory/ after every turn that
+ *   called a tool, and once more when the run ends (so a change made by a
+ *   turn that ended the run by a crash-free path is never missed). A change
+ *   made between two scans by another session of the agent, or by a person
+ *   on the host, is recorded by whichever scan sees it first, as that run's.
+ *
+ * Only for `memory: read_write` (read_only: the agent cannot change it;
+ * none: there is no /memory). A failed scan never stops a run: the next
+ * scan compares with the log again, so nothing is lost but the moment.
+ */
+import { memoryPromptSection, notVersioned, newScanState, recordContent, scanAndRecord, type ScanState } from '../memory/memory-dir.js';
+import { recordingSandbox } from '../memory/recording-sandbox.js';
+import { memoryVersioned } from '../memory/version-store.js';
+import type { Clock } from '../clock.js';
+import type { Home } from '../home.js';
+import type { MemorySettings } from '../schema/index.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { AfterRunHook, AfterTurnHook } from './loop-hooks.js';
+import type { RunContext } from './run-context.js';
+
+/** Files of /memory the runtime renders: the file tools refuse them, saying what to use instead. */
+const DERIVED: ReadonlyMap<string, string> = new Map([['LEARNINGS.md', 'rendered by the runtime from your learnings journal (an edit would be overwritten); record a learning with the learn tool instead']]);
+
+const sections = new WeakMap<RunContext, string | null>();
+
+/** MEMORY.md's section of this run's prompt (null: none), read at the first request. */
+export function memorySection(ctx: RunContext): string | null {
+  if (sections.has(ctx)) return sections.get(ctx)!;
+  let section: string | null = null;
+  try {
+    // The agent may have written a secret of its environment into MEMORY.md: the model never sees it.
+    const raw = memoryPromptSection(ctx.rt.home, ctx.agent.id, ctx.agent.def.memory);
+    section = raw === null ? null : ctx.env.redactor.text(raw);
+  } catch {
+    // an unreadable MEMORY.md leaves the prompt without it
+  }
+  sections.set(ctx, section);
+  return section;
+}
+
+/** The run's sandbox, with the file tools' writes into /memory recorded as versions (read_write only). */
+export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: string; memory: MemorySettings; sessionId: string; wakeId: string; clock: Clock }): Sandbox {
+  if (o.memory.mode !== 'read_write') return sandbox;
+  const v = memoryVersioned(o.home, o.agentId);
+  return recordingSandbox(
+    sandbox,
+    v.target,
+    async (rel, data) => {
+      try {
+        await recordContent(v, rel, data, 'write', { session_id: o.sessionId, wake_id: o.wakeId }, o.clock);
+      } catch {
+        // the file is there: the next scan records it
+      }
+    },
+    { derived: DERIVED, skip: notVersioned },
+  );
+}
+
+/** Scans memory/ after each turn that called a tool and at the run's end, recording what changed. */
+export function memoryRecorder(): AfterTurnHook & AfterRunHook {
+  let state: ScanState | null = null;
+  const scan = async (ctx: RunContext) => {
+    if (ctx.agent.def.memory.mode !== 'read_write') return;
+    const v = memoryVersioned(ctx.rt.home, ctx.agent.id);
+    state ??= newScanState(v);
+    try {
+      await scanAndRecord(v, state, { session_id: ctx.sessionId, wake_id: ctx.runId }, ctx.rt.deps.clock);
+    } catch {
+      // the next scan compares with the log again
+    }
+  };
+  return {
+    async afterTurn(ctx, _journal, turn) {
+      if (turn && turn.uses.length > 0) await scan(ctx);
+      return undefined;
+    },
+    async afterRun(ctx, _journal, ending) {
+      await scan(ctx);
+      return ending;
+    },
+  };
+}
