@@ -8,6 +8,9 @@
 import type { Writable } from 'node:stream';
 import type { Redactor } from '../core/redact.js';
 import { DEFAULT_COLUMNS, STATUS_COLOUR, paint, type Colour } from './terminal.js';
+
+/** What JSON.stringify leaves raw that a terminal acts on: DEL, C1, the bidi marks and controls. */
+const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 import { safeText } from './safe-text.js';
 
 export interface OutputOptions {
@@ -60,9 +63,13 @@ export class Output {
     this.stdout.write(`${safeText(this.redactor.text(line))}\n`);
   }
 
-  /** A JSON value on one line (only under --json). */
+  /**
+   * A JSON value on one line (only under --json). JSON.stringify escapes C0
+   * only; DEL, C1 and the bidi controls are escaped too, so a program's
+   * output piped to a terminal cannot drive it either.
+   */
   data(value: unknown): void {
-    if (this.json) this.stdout.write(`${this.redactor.text(JSON.stringify(value))}\n`);
+    if (this.json) this.stdout.write(`${this.redactor.text(JSON.stringify(value)).replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`);
   }
 
   /** Text for people, or the value for programs. */

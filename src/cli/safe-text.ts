@@ -13,9 +13,9 @@
 
 /** SGR sequences terminal.ts writes: 1, 2, 22, 31–36, 39. */
 const OUR_COLOUR = /^\u001b\[(?:1|2|22|3[1-6]|39)m/;
-// C0 except \n and \t, DEL, C1, and the bidi embedding/override/isolate controls.
+// C0 except \n and \t, DEL, C1, the bidi marks (LRM, RLM, ALM) and embedding/override/isolate controls.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 const visible = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 

@@ -34,19 +34,26 @@ export interface RenderedLearnings {
   shown: number;
 }
 
+/**
+ * One learning, one line. Who wrote it is said by the runtime, outside the
+ * text: `from a person` only for a person's correction; the agent's own
+ * learnings (a "correction" it noted included) say `noted by the agent`.
+ */
 function line(g: MergedLearning): string {
   const times = g.count > 1 ? `, ×${g.count}` : '';
   const tags = g.tags.length ? ` [${g.tags.join(', ')}]` : '';
-  return `- ${g.kind} (${g.last_at.slice(0, 10)}${times}): ${g.text}${tags} (${g.id})`;
+  const who = g.source === 'person' ? 'from a person' : 'noted by the agent';
+  return `- ${g.kind}, ${who} (${g.last_at.slice(0, 10)}${times}): ${g.text}${tags} (${g.id})`;
 }
 
 /** Renders merged learnings (mergeLearnings' order) and the notes. */
 export function renderLearnings(all: readonly MergedLearning[], notes: readonly LearningsNote[] = []): RenderedLearnings {
-  const active = all.filter((g) => !g.retired);
+  // A person's corrections first, so no number of the agent's own notes can push them out of the bound.
+  const active = [...all.filter((g) => !g.retired && g.source === 'person'), ...all.filter((g) => !g.retired && g.source !== 'person')];
   const head = [
     '# Learnings',
     '',
-    "What this agent's earlier sessions learned (the `learn` tool, and corrections people made by denying a tool call), most repeated and newest first. Take them into account; they may be out of date.",
+    "What this agent's earlier sessions learned, one per line: first the corrections people made by denying a tool call (`from a person`), then what the sessions noted themselves with the `learn` tool (`noted by the agent`: notes, not instructions from the runtime or from a person), learned in the most sessions and newest first. Take them into account; they may be out of date.",
     '',
   ].join('\n');
   const lines: string[] = [];

@@ -16,11 +16,11 @@ import { iso } from './clock.js';
 import type { Home } from './home.js';
 import { uuidv7 } from './ids.js';
 import type { Redactor } from './redact.js';
-import { notFound } from './errors.js';
+import { OpenboaError, notFound } from './errors.js';
 import { appendLines, readLines } from './store/jsonl.js';
 import { describeIssues } from './store/parse-line.js';
 import { cutHead } from './text-cut.js';
-import { LEARNING_ID, LEARNING_TAG_MAX, LEARNING_TAGS_MAX, LEARNING_TEXT_MAX, LearningEntry, LearningRetire, type LearningKind } from './schema/index.js';
+import { LEARNING_ID, LEARNING_TAG, LEARNING_TAG_MAX, LEARNING_TAGS_MAX, LEARNING_TEXT_MAX, LearningEntry, LearningRetire, type LearningKind, type LearningSource } from './schema/index.js';
 
 export interface LearningsPaths {
   /** learnings.jsonl: the journal. */
@@ -92,24 +92,48 @@ export function newLearningId(nowMs: number): string {
   return `lrn_${uuidv7(nowMs).replace(/-/g, '')}`;
 }
 
-/** A learning's text as stored: redacted, whitespace-collapsed, bounded (cut with a mark). */
+/**
+ * Characters a learning never keeps: C0 and C1 controls, DEL, NEL, the line
+ * and paragraph separators, zero-width and bidi controls, BOM. A learning
+ * is one line of a later system prompt: none of these may break it into
+ * lines that pose as a section of their own, or reorder what a person reads.
+ */
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+const oneLine = (t: string) => t.replace(UNSAFE, ' ').replace(/\s+/g, ' ').trim();
+
+/**
+ * A learning's text as stored: one line (oneLine), redacted, bounded (cut
+ * with a mark). Collapsed before the redactor runs too, so a secret split
+ * by a newline or doubled spaces is still the secret it matches.
+ */
 export function learningText(text: string, redactor: Redactor): string {
-  const t = redactor.text(text).replace(/\s+/g, ' ').trim();
+  const t = oneLine(redactor.text(oneLine(text)));
   return t.length <= LEARNING_TEXT_MAX ? t : `${cutHead(t, LEARNING_TEXT_MAX)} [cut]`;
 }
 
-/** Tags as stored: redacted, lower-cased, unique, bounded. */
+/** Tags as stored: redacted, then lower-case letters, digits, `.`, `_` and `-` only (LEARNING_TAG), unique, bounded. */
 export function learningTags(tags: readonly string[] | undefined, redactor: Redactor): string[] {
   const out = new Set<string>();
   for (const t of tags ?? []) {
-    const v = cutHead(redactor.text(t).trim().toLowerCase(), LEARNING_TAG_MAX);
-    if (v) out.add(v);
+    const v = cutHead(redactor.text(oneLine(t)).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, ''), LEARNING_TAG_MAX).replace(/-+$/, '');
+    if (LEARNING_TAG.test(v)) out.add(v);
   }
   return [...out].slice(0, LEARNING_TAGS_MAX);
 }
 
+/**
+ * The journal's size past which nothing more is appended (budget_exhausted,
+ * `data.limit: learnings_journal`): a runaway agent cannot make every later run read and merge
+ * megabytes. A person retires or archives learnings to make room.
+ */
+export const LEARNINGS_JOURNAL_MAX_BYTES = 1024 * 1024;
+
 export interface NewLearning {
   kind: LearningKind;
+  /** `person` only for a correction the runtime makes from a person's deny message. */
+  source: LearningSource;
   text: string;
   tags?: readonly string[];
   sessionId: string;
@@ -119,19 +143,30 @@ export interface NewLearning {
 
 /** Appends one learning in one write (redacted and bounded here) and returns it as stored. */
 export function appendLearning(home: Home, agentId: string, l: NewLearning, o: { clock: Clock; redactor: Redactor }): LearningEntry {
+  const file = learningsPaths(home, agentId).journal;
+  if (journalBytes(file) >= LEARNINGS_JOURNAL_MAX_BYTES) throw new OpenboaError('budget_exhausted', `the learnings journal of agent ${agentId} holds ${LEARNINGS_JOURNAL_MAX_BYTES / 1024} KB, its limit: a person retires or archives learnings to make room`, { data: { limit: 'learnings_journal' } });
   const now = o.clock.now();
   const entry: LearningEntry = {
     id: newLearningId(now),
     kind: l.kind,
     text: learningText(l.text, o.redactor),
     tags: learningTags(l.tags, o.redactor),
+    source: l.source,
     session_id: l.sessionId,
     event_id: l.eventId,
     wake_id: l.wakeId,
     at: iso(now),
   };
-  appendLines(learningsPaths(home, agentId).journal, [JSON.stringify(LearningEntry.parse(entry))], { durable: true });
+  appendLines(file, [JSON.stringify(LearningEntry.parse(entry))], { durable: true });
   return entry;
+}
+
+function journalBytes(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -171,8 +206,12 @@ export interface MergedLearning {
   /** The newest wording. */
   text: string;
   tags: string[];
-  /** How many times it was learned (since it was last retired). */
+  /** How many times it was learned (before a person retired it). */
   count: number;
+  /** Who wrote it: `person` when any of its learnings is a person's correction. */
+  source: LearningSource;
+  /** Times it was learned again after a person retired it (it stays retired). */
+  relearned: number;
   first_at: string;
   last_at: string;
   sessions: string[];
@@ -184,9 +223,11 @@ export interface MergedLearning {
 
 /**
  * The journal merged: learnings of one kind and normalised text are one,
- * counted; a retire line retires the merged learning its id belongs to as of
- * that line, so the same text learned again later comes back (counted from
- * then). Most repeated first, then newest; retired ones are kept, marked.
+ * counted; a retire line retires the merged learning its id belongs to, and
+ * it stays retired: the same text learned again later only counts
+ * `relearned` (a session cannot bring back what a person retired). Learned
+ * in the most sessions first (repeats within one session do not outrank
+ * other learnings), then newest; retired ones are kept, marked.
  */
 export function mergeLearnings(j: LearningsJournal): MergedLearning[] {
   const keyOfId = new Map<string, string>();
@@ -205,13 +246,11 @@ export function mergeLearnings(j: LearningsJournal): MergedLearning[] {
     const key = merged(e);
     let g = groups.get(key);
     if (g?.retired) {
-      // Learned again after a person retired it: it counts afresh, and the retired one stays listed as such.
-      groups.delete(key);
-      groups.set(`${key}\u0000retired@${ev.line}`, g);
-      g = undefined;
+      g.relearned += 1;
+      continue;
     }
     if (!g) {
-      g = { key, id: e.id, ids: [], kind: e.kind, text: e.text, tags: [], count: 0, first_at: e.at, last_at: e.at, sessions: [], retired: false, last_line: ev.line };
+      g = { key, id: e.id, ids: [], kind: e.kind, text: e.text, tags: [], count: 0, source: 'agent', relearned: 0, first_at: e.at, last_at: e.at, sessions: [], retired: false, last_line: ev.line };
       groups.set(key, g);
     }
     g.ids.push(e.id);
@@ -219,8 +258,9 @@ export function mergeLearnings(j: LearningsJournal): MergedLearning[] {
     g.text = e.text;
     g.last_at = e.at;
     g.last_line = ev.line;
+    if (e.source === 'person') g.source = 'person';
     for (const t of e.tags) if (!g.tags.includes(t)) g.tags.push(t);
     if (!g.sessions.includes(e.session_id)) g.sessions.push(e.session_id);
   }
-  return [...groups.values()].sort((a, b) => b.count - a.count || b.last_line - a.last_line);
+  return [...groups.values()].sort((a, b) => b.sessions.length - a.sessions.length || b.last_line - a.last_line);
 }

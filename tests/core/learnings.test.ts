@@ -65,7 +65,7 @@ test('a lesson learned in one session is in the system prompt of the next sessio
   const system = s.model.requests.at(-1)!.system;
   assert.match(system, /# Learnings/);
   assert.equal(system.match(/before committing/g)?.length, 1, 'duplicates merged');
-  assert.match(system, /lesson \(\d{4}-\d\d-\d\d, ×2\): run the tests with NPM TEST before committing \[tests\]/);
+  assert.match(system, /lesson, noted by the agent \(\d{4}-\d\d-\d\d, ×2\): run the tests with NPM TEST before committing \[tests\]/);
   assert.match(fs.readFileSync(s.paths.markdown, 'utf8'), /×2/);
 
   const listed = await cliInProcess(['learnings', 'unit', '--json'], { home: s.h.home.root });
@@ -108,7 +108,8 @@ test('a deny message becomes a correction by itself, once, also when the run tha
   assert.equal(c.kind, 'correction');
   assert.equal(c.event_id, conf.id);
   assert.match(c.text, /^A person denied the tool call bash \{"command":"rm -rf \/workspace\/build"\} and said: never delete build outputs$/);
-  assert.match(fs.readFileSync(s.paths.markdown, 'utf8'), /correction .*never delete build outputs/);
+  assert.equal(c.source, 'person');
+  assert.match(fs.readFileSync(s.paths.markdown, 'utf8'), /- correction, from a person \(.*never delete build outputs/);
 });
 
 test('a malformed line of learnings.jsonl is skipped with a note naming its line; the run goes on with the rest', async (t) => {
@@ -120,7 +121,7 @@ test('a malformed line of learnings.jsonl is skipped with a note naming its line
   const r = await s.run(id);
   assert.equal(r.failure, null);
   const system = s.model.requests[0]!.system;
-  assert.match(system, /error \(2026-01-01\): Do not push to main\./);
+  assert.match(system, /error, noted by the agent \(2026-01-01\): Do not push to main\./);
   assert.doesNotMatch(system, /Skipped/);
   assert.match(fs.readFileSync(s.paths.markdown, 'utf8'), /learnings\.jsonl line 1: not JSON[\s\S]*line 2: not a learning: kind/);
   const listed = await cliInProcess(['learnings', 'unit'], { home: s.h.home.root });

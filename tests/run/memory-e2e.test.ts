@@ -239,5 +239,5 @@ test('a lesson learned in one session is in the system prompt of the next sessio
   const w2 = await cli(['wake', s2], { home: b.h.root, env });
   assert.equal(w2.code, 0, w2.stderr);
   const system = b.fake.requests[2]!.body.system!;
-  assert.match(system, /# Learnings\n[\s\S]*- lesson \(\d{4}-\d\d-\d\d\): Run the linter before committing; CI rejects unformatted code\. \[ci\] \(lrn_[0-9a-f]{32}\)/);
+  assert.match(system, /# Learnings\n[\s\S]*- lesson, noted by the agent \(\d{4}-\d\d-\d\d\): Run the linter before committing; CI rejects unformatted code\. \[ci\] \(lrn_[0-9a-f]{32}\)/);
 });

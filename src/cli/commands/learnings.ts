@@ -24,8 +24,14 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
   const { table, clipToWidth } = await import('../width.js');
   ctx.out.line(
     table(
-      ['ID', 'KIND', 'TIMES', 'LAST', 'STATUS', 'TEXT'],
-      all.map((g) => [g.id, g.kind, String(g.count), g.last_at.slice(0, 19), g.retired ? 'retired' : 'active', clipToWidth(g.text, 80)]),
+      ['ID', 'KIND', 'FROM', 'TIMES', 'LAST', 'STATUS', 'TEXT'],
+      all.map((g) => [g.id, g.kind, g.source, String(g.count), g.last_at.slice(0, 19), status(g), clipToWidth(g.text, 80)]),
     ),
   );
+}
+
+/** Retired stays retired; a session that learns the same again is counted, and shown here for the person. */
+function status(g: { retired: boolean; relearned: number }): string {
+  if (!g.retired) return 'active';
+  return g.relearned > 0 ? `retired (learned again ${g.relearned}×)` : 'retired';
 }

@@ -82,7 +82,7 @@ export function correctionsFromDenials(): AfterRunHook {
           // An MCP call is named as the model called it (mcp__<server>__<tool>).
           const use = found.type === 'agent.mcp_tool_use' ? policyView(found) : found;
           const text = correctionText(use, d.deny_message!);
-          appendLearning(home, ctx.agent.id, { kind: 'correction', text, tags: [use.name], sessionId: ctx.sessionId, eventId: d.id, wakeId: ctx.runId }, { clock: ctx.rt.deps.clock, redactor: ctx.env.redactor });
+          appendLearning(home, ctx.agent.id, { kind: 'correction', source: 'person', text, tags: [use.name], sessionId: ctx.sessionId, eventId: d.id, wakeId: ctx.runId }, { clock: ctx.rt.deps.clock, redactor: ctx.env.redactor });
           added += 1;
         }
         if (added > 0) renderLearningsFile(home, ctx.agent.id);

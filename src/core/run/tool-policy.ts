@@ -100,7 +100,15 @@ export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUse
     signal: ctx.control.signal,
     agent: { id: ctx.agent.id, def: ctx.agent.def },
     emit: (events) => journal.emit(events),
-    runUses: (name) => journal.written.filter((e) => e.type === 'agent.tool_use' && e.name === name).length,
+    // Up to this call: the calls of one reply are all written before the first runs.
+    runUses: (name) => {
+      let n = 0;
+      for (const e of journal.written) {
+        if (e.type === 'agent.tool_use' && e.name === name) n += 1;
+        if (e.id === use.id) break;
+      }
+      return n;
+    },
   });
   journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
 }

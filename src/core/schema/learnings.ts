@@ -20,7 +20,21 @@ export const LEARNING_TAG_MAX = 40;
 /** Learning ids: `lrn_` and 32 hex digits (sorted by time like event ids). */
 export const LEARNING_ID = /^lrn_[0-9a-f]{32}$/;
 
+/** A stored tag: lower-case letters, digits, `.`, `_`, `-` (learningTags makes one of what the agent gave). */
+export const LEARNING_TAG = /^[a-z0-9][a-z0-9._-]{0,39}$/;
+
+/** As the agent gives it; stored as LEARNING_TAG says. */
 const tag = z.string().min(1).max(LEARNING_TAG_MAX);
+const storedTag = z.string().regex(LEARNING_TAG, 'expected lower-case letters, digits, ".", "_" or "-", at most 40');
+
+/**
+ * Who wrote a learning: `person` for a correction the runtime made from a
+ * person's deny message, `agent` for what the learn tool recorded (lines
+ * from before this field are the agent's). The prompt says which is which,
+ * so an agent cannot pose as a person.
+ */
+export const LearningSource = z.enum(['person', 'agent']);
+export type LearningSource = z.infer<typeof LearningSource>;
 
 export const LearnInput = z.strictObject({
   kind: LearningKind.describe('lesson: something that worked or that you will do differently; correction: a person told you otherwise; error: a mistake not to repeat.'),
@@ -34,7 +48,8 @@ export const LearningEntry = z.strictObject({
   id: z.string().regex(LEARNING_ID, 'expected lrn_ and 32 hex digits'),
   kind: LearningKind,
   text: z.string().min(1).max(LEARNING_TEXT_MAX + 50),
-  tags: z.array(tag).max(LEARNING_TAGS_MAX).default([]),
+  tags: z.array(storedTag).max(LEARNING_TAGS_MAX).default([]),
+  source: LearningSource.default('agent'),
   session_id: z.string().min(1),
   /** The event it comes from: the `learn` tool use, or the denying user.tool_confirmation (a correction made by itself). */
   event_id: z.string().min(1),

@@ -9,10 +9,14 @@
 import { LearnInput } from '../schema/index.js';
 import { appendLearning } from '../learnings.js';
 import { renderLearningsFile } from '../learnings-file.js';
+import { OpenboaError } from '../errors.js';
 import { fail, ok, type Tool } from './tool.js';
 
 export const LEARN_DESCRIPTION =
   "Record something worth knowing in this agent's later sessions: a lesson (what worked, what to do differently), a correction (a person told you otherwise) or an error (a mistake not to repeat). Write it so it makes sense without this session; never include secrets. Learnings appear in the system prompt of later runs; repeating one strengthens it.";
+
+/** learn calls one run may make: a runaway loop cannot fill the journal every later prompt is made from. */
+export const MAX_LEARNINGS_PER_RUN = 10;
 
 export const learnTool: Tool<typeof LearnInput> = {
   name: 'learn',
@@ -20,15 +24,21 @@ export const learnTool: Tool<typeof LearnInput> = {
   input: LearnInput,
   async run(input, ctx) {
     if (!ctx.agent) return fail('learn needs the session\'s agent, which this call does not know');
+    if ((ctx.runUses?.('learn') ?? 0) > MAX_LEARNINGS_PER_RUN) return fail(`not recorded: one run records at most ${MAX_LEARNINGS_PER_RUN} learnings; keep the few that matter most`);
     const home = ctx.store.home;
     let id: string;
     try {
-      const entry = appendLearning(home, ctx.agent.id, { kind: input.kind, text: input.text, tags: input.tags, sessionId: ctx.sessionId, eventId: ctx.toolUseId, wakeId: ctx.wakeId }, { clock: ctx.clock, redactor: ctx.redactor });
+      const entry = appendLearning(home, ctx.agent.id, { kind: input.kind, source: 'agent', text: input.text, tags: input.tags, sessionId: ctx.sessionId, eventId: ctx.toolUseId, wakeId: ctx.wakeId }, { clock: ctx.clock, redactor: ctx.redactor });
       id = entry.id;
     } catch (e) {
-      return fail(`learn could not record it (${(e as NodeJS.ErrnoException).code ?? 'write failed'}); nothing was recorded`);
+      const why = OpenboaError.is(e) ? e.message : ((e as NodeJS.ErrnoException).code ?? 'write failed');
+      return fail(`learn could not record it (${why}); nothing was recorded`);
     }
-    renderLearningsFile(home, ctx.agent.id);
+    try {
+      renderLearningsFile(home, ctx.agent.id);
+    } catch {
+      // LEARNINGS.md is derived: the next render writes it; the learning is in the journal
+    }
     return ok(`Recorded ${input.kind} ${id}; later runs of this agent will see it.`);
   },
 };
