@@ -168,7 +168,7 @@ test("a learning's text with a secret in it is redacted in learnings.jsonl and L
   const { h, home, v } = setup(t);
   const SECRET = 'sk-live-memory-test-0123456789';
   const redactor = new Redactor({ API_TOKEN: SECRET });
-  appendLearning(home, 'a', { kind: 'lesson', text: `the token ${SECRET} works for staging`, tags: [SECRET], sessionId: 's', eventId: 'e', wakeId: null }, { clock: new ManualClock(0), redactor });
+  appendLearning(home, 'a', { kind: 'lesson', source: 'agent', text: `the token ${SECRET} works for staging`, tags: [SECRET], sessionId: 's', eventId: 'e', wakeId: null }, { clock: new ManualClock(0), redactor });
   execFileSync('mkfifo', [path.join(v.dir, 'LEARNINGS.md')]);
   const r = renderLearningsFile(home, 'a');
   assert.match(r.section!, /the token \[REDACTED:API_TOKEN\] works for staging/);
