@@ -126,6 +126,8 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
         if (signal.aborted) throw signal.reason;
         return reply.reply(toolCallIds(req));
       } catch (e) {
+        // The assembler's own bound (reply_too_large): leaving the loop above aborted the stream.
+        if (e instanceof ModelError && !signal.aborted) throw e;
         throw classify(sdk, e, signal, endpoint.baseURL);
       }
     },
