@@ -45,3 +45,13 @@ test('two servers offering one full name: neither is offered, both are listed as
   assert.deepEqual(hub.target('mcp__b__nothing'), { server: 'b', tool: 'nothing' });
   assert.equal(hub.target('mcp__c__echo'), null);
 });
+
+test('a loopback HTTP server without a secret header on network: host is warned about', async () => {
+  const { loopbackWarning } = await import('../../src/core/mcp/mcp-probe.js');
+  const http = (headers: Record<string, unknown>): McpServer => ({ name: 'web', url: 'http://127.0.0.1:9000/mcp', headers: headers as never, permission: 'always_ask', timeout_seconds: 60, start_timeout_seconds: 30 });
+  assert.match(loopbackWarning(http({}), 'host') ?? '', /shell can reach this loopback server directly/);
+  assert.match(loopbackWarning(http({ Authorization: 'Bearer plain-in-yaml' }), 'host') ?? '', /secret header/);
+  assert.equal(loopbackWarning(http({ Authorization: { secret: { env: 'T' } } }), 'host'), null);
+  assert.equal(loopbackWarning(http({}), 'none'), null);
+  assert.equal(loopbackWarning({ ...http({}), url: 'https://mcp.example.com/' } as McpServer, 'host'), null);
+});
