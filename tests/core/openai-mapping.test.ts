@@ -166,3 +166,22 @@ test('agent.yaml: base_url and api_key load for provider openai and are refused,
   h.write('agents/c/agent.yaml', 'provider: openai\nbase_url: https://user:pw@host/v1\n');
   rejects(() => loadAgent(h.home, 'c'), /without credentials in it/);
 });
+
+test('OpenAI\'s endpoint is https on the default port only: http:// or another port of api.openai.com gets no OPENAI_API_KEY', () => {
+  for (const u of ['http://api.openai.com/v1', 'https://api.openai.com:8443/v1', 'http://api.openai.com:443/v1']) {
+    const e = openaiEndpoint({ env: { OPENAI_API_KEY: 'k' }, baseURL: u });
+    assert.equal(e.official, false, u);
+    assert.equal(e.key, null, u);
+  }
+  assert.equal(openaiEndpoint({ env: { OPENAI_API_KEY: 'k' }, baseURL: 'https://api.openai.com:443/v1' }).official, true, 'the default port written out');
+});
+
+test('OPENAI_BASE_URL is held to base_url\'s rules: credentials or another scheme are refused, and the URL is never shown with them', () => {
+  for (const u of ['https://user:hunter2@proxy.example/v1', 'ftp://proxy/v1', 'not a url']) {
+    const e = openaiEndpoint({ env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: u } });
+    assert.match(e.problem ?? '', /OPENAI_BASE_URL .* not an http:\/\/ or https:\/\/ URL without credentials/, u);
+    assert.equal(e.key, null);
+    assert.ok(!JSON.stringify(e).includes('hunter2'), 'no password anywhere');
+  }
+  assert.equal(openaiEndpoint({ env: { OPENAI_BASE_URL: 'https://user:pw@x/v1' }, baseURL: 'http://127.0.0.1:8000/v1' }).problem, null, 'unused when agent.yaml names base_url');
+});

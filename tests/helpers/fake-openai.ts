@@ -33,7 +33,9 @@ export type OaiStep =
     }
   | { status: number; message?: string; type?: string; code?: string; headers?: Record<string, string> }
   /** Never answer; the request stays open until the client aborts. */
-  | { hang: true };
+  | { hang: true }
+  /** Stream without end until the client goes away (or 256 MB were written): text deltas, one call's arguments, or ever more tool calls. */
+  | { flood: 'text' | 'arguments' | 'calls' };
 
 export interface OaiRequest {
   method: string;
@@ -132,6 +134,20 @@ async function sendSse(res: http.ServerResponse, step: Reply, body: OaiRequest['
   res.end();
 }
 
+async function sendFlood(res: http.ServerResponse, kind: 'text' | 'arguments' | 'calls', body: OaiRequest['body'], isClosed: () => boolean, started: () => void) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const chunk = (delta: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] })}\n\n`;
+  const piece = 'x'.repeat(64 * 1024);
+  let written = 0;
+  for (let n = 0; !isClosed() && written < 256 * 1024 * 1024; n++) {
+    const line = kind === 'text' ? chunk({ content: piece }) : kind === 'arguments' ? chunk({ tool_calls: [{ index: 0, ...(n === 0 ? { id: 'call_flood', type: 'function', function: { name: 'bash', arguments: piece } } : { function: { arguments: piece } }) }] }) : chunk({ tool_calls: [{ index: n, id: `call_${n}`, type: 'function', function: { name: 'bash', arguments: '{}' } }] });
+    written += line.length;
+    started();
+    if (!res.write(line)) await new Promise<void>((r) => (isClosed() ? r() : res.once('drain', r).once('close', r)));
+  }
+  res.end();
+}
+
 export async function startFakeOpenAI(steps: OaiStep[] = []): Promise<FakeOpenAI> {
   const queue = [...steps];
   const requests: OaiRequest[] = [];
@@ -182,6 +198,10 @@ export async function startFakeOpenAI(steps: OaiStep[] = []): Promise<FakeOpenAI
         return;
       }
       if ('hang' in step) return;
+      if ('flood' in step) {
+        void sendFlood(res, step.flood, body, () => closed, () => startOf(i).resolve());
+        return;
+      }
       if ('status' in step) {
         res.writeHead(step.status, { 'content-type': 'application/json', 'retry-after-ms': '0', ...step.headers });
         res.end(JSON.stringify({ error: { message: step.message ?? `scripted ${step.status}`, type: step.type ?? 'server_error', code: step.code ?? null, param: null } }));

@@ -3,7 +3,9 @@
  * An MCP server for the tests, on stdio, built on the SDK's server side.
  * Started by the runtime as an agent's `mcp_servers` entry:
  *
- *   node tests/helpers/mcp-test-server.mjs [--fail-start] [--many-tools N] [--big-schema]
+ *   node tests/helpers/mcp-test-server.mjs [--fail-start] [--many-tools N] [--big-schema] [--tool-prefix P]
+ *
+ * --tool-prefix P puts P before every tool's name (listed and called).
  *
  * Tools: echo {text}; env {name} (the value of an environment variable it
  * got); slow {ms} (answers after ms; writes its pid, and the pid of a child
@@ -24,6 +26,7 @@ if (argv.includes('--fail-start')) {
 }
 const many = argv.includes('--many-tools') ? Number(argv[argv.indexOf('--many-tools') + 1]) : 0;
 const big = argv.includes('--big-schema');
+const prefix = argv.includes('--tool-prefix') ? argv[argv.indexOf('--tool-prefix') + 1] : '';
 
 const obj = (props, required = []) => ({ type: 'object', properties: props, required });
 const tools = [
@@ -41,10 +44,11 @@ for (let i = 0; i < many; i++) tools.push({ name: `t${String(i).padStart(5, '0')
 if (big) tools.unshift({ name: 'huge', description: 'A very large schema.', inputSchema: obj({ x: { type: 'string', description: 'x'.repeat(500_000) } }) });
 
 const server = new Server({ name: 'openboa-test', version: '1.0.0' }, { capabilities: { tools: {} } });
-server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => ({ ...t, name: prefix + t.name })) }));
 server.setRequestHandler(CallToolRequestSchema, async (req) => {
   const a = req.params.arguments ?? {};
-  switch (req.params.name) {
+  const name = req.params.name.startsWith(prefix) ? req.params.name.slice(prefix.length) : `(no prefix) ${req.params.name}`;
+  switch (name) {
     case 'echo':
       return { content: [{ type: 'text', text: `echo: ${a.text}` }] };
     case 'env':

@@ -297,3 +297,53 @@ test('a confirmed call whose server does not start in the next run gets an error
   assert.equal(logged?.mcp_tool_use_id, use.id);
   assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
 });
+
+test('a Streamable HTTP server that floods a response is cut off past 16 MB: an error result, a session.error naming it, bounded memory', async (t) => {
+  const http = await import('node:http');
+  const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  let written = 0;
+  let cut = false;
+  const srv = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const d of req) raw += d;
+    const body = raw ? JSON.parse(raw) : undefined;
+    if (body?.method === 'tools/call') {
+      // One JSON body that never ends.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.on('close', () => (cut = true));
+      const piece = Buffer.alloc(256 * 1024, 'x');
+      while (!res.destroyed && written < 512 * 1024 * 1024) {
+        written += piece.length;
+        if (!res.write(piece)) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
+      }
+      res.end();
+      return;
+    }
+    const mcp = new Server({ name: 'flood', version: '1' }, { capabilities: { tools: {} } });
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'flood', description: 'Answers forever.', inputSchema: { type: 'object' } }] }));
+    mcp.setRequestHandler(CallToolRequestSchema, async () => ({ content: [] }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => (srv.closeAllConnections(), srv.close(() => r()))));
+  const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}/mcp`;
+  const b = await mcpBench(t, [{ toolUses: [{ id: 'toolu_f', name: 'mcp__hose__flood', input: {} }] }, { text: 'ok' }], [{ name: 'hose', url, permission: 'always_allow' }]);
+  const id = b.session('go');
+  const rss0 = process.memoryUsage().rss;
+  const r = await b.wake(id);
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+  assert.ok(cut, 'the connection was cut');
+  assert.ok(written < 64 * 1024 * 1024, `the server got to write ${written} bytes`);
+  assert.ok(process.memoryUsage().rss - rss0 < 256 * 1024 * 1024, 'memory stayed bounded');
+  const result = toolResults(b.fake.requests[1]!).get('toolu_f');
+  assert.equal(result?.isError, true);
+  assert.match(result?.text ?? '', /cut off: the server sent a message over 16777216 bytes/);
+  const err = of(b.events(id), 'session.error').find((e) => (e.error as Record<string, unknown>).mcp_server_name === 'hose');
+  assert.match(err!.error.message, /MCP server hose, tool flood: .*cut off/);
+  assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
+});

@@ -332,3 +332,22 @@ test('a local endpoint needs no key: without one, a placeholder is sent, never t
   assert.equal(oai.requests[0]!.headers.authorization, 'Bearer no-key');
   assert.equal(oai.requests[0]!.headers['openai-organization'], undefined, 'OpenAI account headers go to OpenAI only');
 });
+
+for (const flood of ['text', 'arguments', 'calls'] as const) {
+  test(`a reply that floods (${flood}) is cut off: the stream is aborted and the run ends with reply_too_large, not retried`, async (t) => {
+    const b = await oaiBench(t, [{ flood }]);
+    const id = b.session('hi', 'oai');
+    const rss0 = process.memoryUsage().rss;
+    const r = await b.wake(id);
+    await b.oai.closed(0);
+    assert.equal(b.oai.requests[0]!.aborted, true, 'the HTTP request was cut');
+    assert.equal(b.oai.requests.length, 1, 'not retried');
+    assert.deepEqual(r.stop_reason, { type: 'retries_exhausted' });
+    const [err] = errorsOf(b.events(id));
+    assert.equal(err!.error.code, 'reply_too_large');
+    assert.equal(err!.error.retry_status.type, 'terminal');
+    assert.ok(process.memoryUsage().rss - rss0 < 200 * 1024 * 1024, 'memory stayed bounded');
+    assert.ok(!b.events(id).some((e) => e.type === 'agent.message' || e.type === 'agent.tool_use'));
+    assert.deepEqual(validateLog(b.store.paths(id).events).errors, []);
+  });
+}

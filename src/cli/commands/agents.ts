@@ -45,6 +45,7 @@ export async function run(ctx: CliContext): Promise<number | void> {
   for (const a of agentList) {
     if ('error' in a) continue;
     for (const s of a.mcp_servers) if (s.error) ctx.out.line(broken(`agent ${a.id}: MCP server ${s.name} does not start: ${safeText(s.error)}`));
+    for (const s of a.mcp_servers) if (s.warning) ctx.out.line(`warning: agent ${a.id}: MCP server ${s.name}: ${safeText(s.warning)}`);
   }
   ctx.out.line();
   ctx.out.line(

@@ -16,6 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer, type McpServer } from '../schema/index.js';
 import { StdioGroupTransport } from './stdio-group-transport.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { cutHead } from '../text-cut.js';
 
 /** What a stdio server inherits from the daemon's environment (besides its own `env`): enough to find and run a program. */
@@ -162,7 +163,14 @@ export class McpConnection {
       this.stdio = new StdioGroupTransport({ command: def.command, args: def.args, env: serverEnvironment(this.o.daemonEnv, this.server.values), cwd: this.o.cwd });
       return this.stdio;
     }
-    return new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers: this.server.values } });
+    // A server past the byte bounds is cut off and gone for the rest of the run (bounded-fetch.ts).
+    const fetch = boundedFetch({
+      onExceeded: (why) => {
+        this.goneWhy ??= `it was cut off: ${why}`;
+        this.kill();
+      },
+    });
+    return new StreamableHTTPClientTransport(new URL(def.url), { requestInit: { headers: this.server.values }, fetch });
   }
 
   /** How a stdio server ended and the tail of its stderr, for an error message. */

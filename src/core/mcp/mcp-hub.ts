@@ -11,7 +11,7 @@
  * per server; what is left out is listed with why (runtime/tools.json).
  */
 import type { Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_TOOL_PREFIX, MODEL_TOOL_NAME, isStdioServer, mcpToolName, type McpServer } from '../schema/index.js';
+import { MODEL_TOOL_NAME, isStdioServer, mcpToolName, type McpServer } from '../schema/index.js';
 import { cutHead } from '../text-cut.js';
 import { MAX_LISTED_TOOLS, McpConnection, type CallOutcome, type ResolvedServer } from './mcp-connection.js';
 import { resultText } from './mcp-content.js';
@@ -115,15 +115,20 @@ export class McpHub {
     return this.states.get(name);
   }
 
-  /** The server and tool a model-facing name calls, when it names a configured server (the tool may not exist). */
+  /**
+   * The server and tool a model-facing name calls, when it names a
+   * configured server (the tool may not exist). Matched against the
+   * configured server names, never split at a `__`: server names have no
+   * `__` and no `_` at either end (schema/mcp.ts), so at most one server's
+   * `mcp__<server>__` begins a name; should two, the name calls neither.
+   */
   target(name: string): { server: string; tool: string } | null {
-    if (!name.startsWith(MCP_TOOL_PREFIX)) return null;
-    const rest = name.slice(MCP_TOOL_PREFIX.length);
-    const sep = rest.indexOf('__');
-    if (sep <= 0) return null;
-    const server = rest.slice(0, sep);
-    if (!this.states.has(server)) return null;
-    return { server, tool: rest.slice(sep + 2) };
+    const offered = this.offeredTools.find((t) => t.name === name);
+    if (offered) return { server: offered.server, tool: offered.tool };
+    const servers = [...this.states.keys()].filter((s) => name.startsWith(mcpToolName(s, '')));
+    if (servers.length !== 1) return null;
+    const server = servers[0]!;
+    return { server, tool: name.slice(mcpToolName(server, '').length) };
   }
 
   /** The process id of a running stdio server (diagnostics, tests). */
@@ -158,6 +163,17 @@ export class McpHub {
       all.push(...this.admit(s.def, res.tools, state));
     }
     all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // A name two servers offer (the schema's name rules make this unreachable; kept as the last line of defence)
+    // is offered by neither: a call of it must never reach the wrong server, nor under the wrong permission.
+    const owners = new Map<string, string[]>();
+    for (const t of all) owners.set(t.name, [...(owners.get(t.name) ?? []), t.server]);
+    const unique = all.filter((t) => {
+      const by = owners.get(t.name)!;
+      if (by.length === 1) return true;
+      this.states.get(t.server)!.left_out.push({ tool: t.tool, why: `its name ${t.name} is also offered by the MCP server(s) ${by.filter((x) => x !== t.server).join(', ') || t.server}; a name offered twice is left out` });
+      return false;
+    });
+    all.splice(0, all.length, ...unique);
     for (const t of all.slice(MAX_MCP_TOOLS)) this.states.get(t.server)!.left_out.push({ tool: t.tool, why: `over ${MAX_MCP_TOOLS} MCP tools in all` });
     this.offeredTools = all.slice(0, MAX_MCP_TOOLS);
     for (const st of this.states.values()) {

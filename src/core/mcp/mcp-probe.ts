@@ -8,7 +8,7 @@
  */
 import { isStdioServer, type McpServer } from '../schema/index.js';
 import { Redactor } from '../redact.js';
-import { McpConnection } from './mcp-connection.js';
+import { isLoopbackUrl, McpConnection } from './mcp-connection.js';
 import { resolveMcpServers } from './mcp-hub.js';
 
 /** Bound of one probe, seconds. */
@@ -22,6 +22,19 @@ export interface ProbeResult {
   /** Tools it listed (before the run's bounds). */
   tools: number;
   error: string | null;
+  /** A risk worth saying even when it starts (loopbackWarning). */
+  warning: string | null;
+}
+
+/**
+ * Under network: host the agent's shell can reach a loopback HTTP server
+ * itself, past always_ask; only a secret header the server checks keeps
+ * it out (docs/mcp.md, "Security posture").
+ */
+export function loopbackWarning(def: McpServer, network: 'none' | 'host'): string | null {
+  if (isStdioServer(def) || network !== 'host' || !isLoopbackUrl(def.url)) return null;
+  if (Object.values(def.headers).some((v) => typeof v !== 'string')) return null;
+  return `the agent's shell can reach this loopback server directly under network: host, past always_ask; give it a secret header (headers: {Authorization: {secret: {env: NAME}}}) that it checks`;
 }
 
 export async function probeMcpServers(defs: readonly McpServer[], o: { daemonEnv: NodeJS.ProcessEnv; cwd: string; network: 'none' | 'host'; signal?: AbortSignal }): Promise<ProbeResult[]> {
@@ -31,7 +44,7 @@ export async function probeMcpServers(defs: readonly McpServer[], o: { daemonEnv
   const signal = o.signal ?? new AbortController().signal;
   return Promise.all(
     resolved.servers.map(async (s): Promise<ProbeResult> => {
-      const base = { name: s.def.name, transport: isStdioServer(s.def) ? ('stdio' as const) : ('http' as const), permission: s.def.permission };
+      const base = { name: s.def.name, transport: isStdioServer(s.def) ? ('stdio' as const) : ('http' as const), permission: s.def.permission, warning: loopbackWarning(s.def, o.network) };
       const problem = resolved.problems.get(s.def.name);
       if (problem) return { ...base, started: false, tools: 0, error: problem };
       const conn = new McpConnection(s, { daemonEnv: o.daemonEnv, cwd: o.cwd, network: o.network });

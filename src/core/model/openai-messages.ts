@@ -26,7 +26,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelUsage } from '../schema/index.js';
 import { malformedArguments, parseToolArguments } from '../tools/tool-arguments.js';
-import type { AssistantBlock, ModelRequest, ModelResponse, UserBlock } from './provider.js';
+import { ModelError, type AssistantBlock, type ModelRequest, type ModelResponse, type UserBlock } from './provider.js';
 
 /** The SDK's shapes, written out for the fields we send and read (the wire format is the contract, not the SDK's type names). */
 export type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
@@ -126,10 +126,31 @@ export interface UsageLike {
   prompt_tokens_details?: { cached_tokens?: number | null } | null;
 }
 
-/** Collects one streamed reply (choice 0): text in order, tool calls by index. */
+/**
+ * Bounds of one assembled reply, whatever the server streams: its text, tool
+ * names, ids and arguments together, in characters (a fixed bound, not one
+ * derived from max_tokens: a token's length in characters is the server's
+ * to choose, so max_tokens bounds nothing we can count), and its tool calls.
+ * A real reply is far below both (the largest max_tokens of any model is
+ * well under a million tokens of text the run could use).
+ */
+export const MAX_REPLY_CHARS = 4 * 1024 * 1024;
+export const MAX_TOOL_CALLS = 128;
+
+function tooLarge(what: string): ModelError {
+  return new ModelError({ message: `the model's reply was cut off: ${what}; the server may be misbehaving`, errorType: 'model_request_failed_error', code: 'reply_too_large', retryable: false });
+}
+
+/**
+ * Collects one streamed reply (choice 0): text in order, tool calls by
+ * index. add() throws a ModelError (code reply_too_large, not retryable)
+ * once the reply passes MAX_REPLY_CHARS or MAX_TOOL_CALLS: the caller stops
+ * reading, which aborts the stream.
+ */
 export class ReplyAssembler {
   private text = '';
   private readonly calls = new Map<number, { id: string; name: string; args: string }>();
+  private chars = 0;
   finishReason: string | null = null;
   usage: UsageLike | null = null;
 
@@ -138,17 +159,26 @@ export class ReplyAssembler {
     const choice = chunk.choices?.[0];
     if (!choice) return;
     const d = choice.delta;
-    if (d?.content) this.text += d.content;
-    if (d?.refusal) this.text += d.refusal;
+    if (d?.content) this.text += this.take(d.content);
+    if (d?.refusal) this.text += this.take(d.refusal);
     for (const t of d?.tool_calls ?? []) {
       const i = t.index ?? this.calls.size;
       const c = this.calls.get(i) ?? { id: '', name: '', args: '' };
-      if (t.id) c.id = t.id;
-      if (t.function?.name) c.name += t.function.name;
-      if (t.function?.arguments) c.args += t.function.arguments;
+      if (!this.calls.has(i) && this.calls.size >= MAX_TOOL_CALLS) throw tooLarge(`more than ${MAX_TOOL_CALLS} tool calls`);
+      // An id replaces the one before: it counts once, as the longest it was.
+      if (t.id) this.take(t.id.slice(c.id.length)), (c.id = t.id);
+      if (t.function?.name) c.name += this.take(t.function.name);
+      if (t.function?.arguments) c.args += this.take(t.function.arguments);
       this.calls.set(i, c);
     }
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
+  }
+
+  /** Counts `piece` against MAX_REPLY_CHARS (before it is appended) and returns it. */
+  private take(piece: string): string {
+    this.chars += piece.length;
+    if (this.chars > MAX_REPLY_CHARS) throw tooLarge(`it is over ${MAX_REPLY_CHARS} characters`);
+    return piece;
   }
 
   /**

@@ -21,6 +21,7 @@
  *
  * The SDK is imported lazily, as the anthropic one is.
  */
+import { BaseUrl } from '../schema/provider-settings.js';
 import { networkCause } from './anthropic.js';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { chatMessages, chatToolChoice, chatTools, reasoningEffort, ReplyAssembler, toolCallIds, type ChunkLike } from './openai-messages.js';
@@ -55,8 +56,13 @@ const loadSdk = () => (sdkPromise ??= import('openai'));
  * names.
  */
 export function openaiEndpoint(o: OpenAIOptions): { baseURL: string; official: boolean; key: { name: string; value: string } | null; problem: string | null } {
-  const baseURL = o.baseURL || o.env.OPENAI_BASE_URL || OPENAI_API;
-  const official = hostOf(baseURL) === 'api.openai.com';
+  const fromEnv = o.baseURL ? undefined : o.env.OPENAI_BASE_URL || undefined;
+  // OPENAI_BASE_URL is held to agent.yaml base_url's rules; a bad one is refused without being printed (it may hold a password).
+  if (fromEnv !== undefined && !BaseUrl.safeParse(fromEnv).success) {
+    return { baseURL: withoutUserinfo(fromEnv), official: false, key: null, problem: "OPENAI_BASE_URL in the environment of the process that runs the session is not an http:// or https:// URL without credentials in it (put the key in OPENAI_API_KEY or agent.yaml api_key)" };
+  }
+  const baseURL = o.baseURL || fromEnv || OPENAI_API;
+  const official = isOpenAIEndpoint(baseURL);
   const name = o.apiKeyEnv ?? 'OPENAI_API_KEY';
   const defaultKeyApplies = o.apiKeyEnv !== undefined || !o.baseURL || official;
   const value = defaultKeyApplies ? o.env[name] : undefined;
@@ -66,11 +72,29 @@ export function openaiEndpoint(o: OpenAIOptions): { baseURL: string; official: b
   return { baseURL, official, key: null, problem: null };
 }
 
-function hostOf(url: string): string {
+/**
+ * OpenAI's own endpoint: https, host api.openai.com, the default port.
+ * http:// (the key in clear on the wire) or another port (whoever listens
+ * there) is not OpenAI's, so OPENAI_API_KEY does not go there unasked.
+ */
+export function isOpenAIEndpoint(url: string): boolean {
   try {
-    return new URL(url).hostname;
+    const u = new URL(url);
+    return u.protocol === 'https:' && u.hostname === 'api.openai.com' && u.port === '' && u.username === '' && u.password === '';
   } catch {
-    return '';
+    return false;
+  }
+}
+
+/** A URL for a message: its user and password taken out; what is not a URL is not shown. */
+export function withoutUserinfo(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(not a URL)';
   }
 }
 
@@ -126,6 +150,8 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
         if (signal.aborted) throw signal.reason;
         return reply.reply(toolCallIds(req));
       } catch (e) {
+        // The assembler's own bound (reply_too_large): leaving the loop above aborted the stream.
+        if (e instanceof ModelError && !signal.aborted) throw e;
         throw classify(sdk, e, signal, endpoint.baseURL);
       }
     },

@@ -13,7 +13,7 @@ import { Pricing } from './pricing.js';
 import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.js';
 import { ENV_NAME, EnvValue, SecretRef } from './secret-ref.js';
 import { ProviderSettingsFields, providerSettingsIssues } from './provider-settings.js';
-import { McpServers } from './mcp.js';
+import { MCP_TOOL_PREFIX, McpServers } from './mcp.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -110,6 +110,9 @@ export const AgentDefinition = z
     a.custom_tools.forEach((t, i) => {
       if (seen.has(t.name)) {
         ctx.addIssue({ code: 'custom', path: ['custom_tools', i, 'name'], message: `tool name "${t.name}" is already taken` });
+      }
+      if (t.name.startsWith(MCP_TOOL_PREFIX)) {
+        ctx.addIssue({ code: 'custom', path: ['custom_tools', i, 'name'], message: `tool name "${t.name}" starts with "${MCP_TOOL_PREFIX}", which names MCP servers' tools` });
       }
       seen.add(t.name);
     });

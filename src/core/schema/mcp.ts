@@ -10,7 +10,11 @@ import * as z from 'zod';
 import { TextBlock } from './common.js';
 import { ENV_NAME, EnvValue } from './secret-ref.js';
 
-/** A server's name: what its tools are prefixed with. No `__`, so `mcp__<server>__<tool>` names one server. */
+/**
+ * A server's name: what its tools are prefixed with. No `__`, and no `_` at
+ * either end, so the server of `mcp__<server>__<tool>` is unambiguous:
+ * servers `a` and `a_` would both offer `mcp__a___x` (tools `_x` and `x`).
+ */
 export const MCP_SERVER_NAME = /^[a-zA-Z0-9_-]{1,32}$/;
 
 /** The prefix of every MCP tool's name as the model sees it. */
@@ -28,7 +32,8 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const serverName = z
   .string()
   .regex(MCP_SERVER_NAME, 'expected 1-32 letters, digits, _ or -')
-  .refine((n) => !n.includes('__'), 'expected no "__" in a server name (it separates the server from the tool in mcp__<server>__<tool>)');
+  .refine((n) => !n.includes('__'), 'expected no "__" in a server name (it separates the server from the tool in mcp__<server>__<tool>)')
+  .refine((n) => !n.startsWith('_') && !n.endsWith('_'), 'expected a server name that does not start or end with "_" (mcp__<server>__<tool> would not say where the server ends)');
 
 const common = {
   name: serverName,

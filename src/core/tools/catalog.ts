@@ -152,7 +152,10 @@ export class ToolCatalog {
   }
 
   evaluate(name: string): Evaluation {
-    const e = this.entries.find((x) => x.name === name);
+    const found = this.entries.filter((x) => x.name === name);
+    // Two entries of one name (never offered so, see McpHub.start): which one the model meant is unknown, so neither runs.
+    if (found.length > 1) return { kind: 'deny', permission: 'deny', why: `the name ${JSON.stringify(name)} is offered twice in this run; neither is run` };
+    const e = found[0];
     if (!e) {
       const target = this.mcp?.target(name);
       if (target) {
