@@ -86,6 +86,7 @@ export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUse
     agent: { id: ctx.agent.id, def: ctx.agent.def },
     emit: (events) => journal.emit(events),
     runUses: (name) => journal.written.filter((e) => e.type === 'agent.tool_use' && e.name === name).length,
+    processEnv: ctx.rt.deps.env,
   });
   journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
 }

@@ -30,6 +30,8 @@ export const BUILTIN_TOOL_NAMES = [
   'list_sessions',
   'message_parent',
   'learn',
+  'search_sessions',
+  'read_session',
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 

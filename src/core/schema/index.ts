@@ -15,3 +15,4 @@ export * from './roster.js';
 export * from './pricing.js';
 export * from './learnings.js';
 export * from './memory.js';
+export * from './search.js';

@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { EscalateInput } from './guards.js';
 import { LearnInput } from './learnings.js';
+import { ReadSessionInput, SearchSessionsInput } from './search.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput } from './roster.js';
 
 export const BashInput = z
@@ -85,4 +86,6 @@ export const TOOL_INPUTS = {
   list_sessions: ListSessionsInput,
   message_parent: MessageParentInput,
   learn: LearnInput,
+  search_sessions: SearchSessionsInput,
+  read_session: ReadSessionInput,
 } as const;

@@ -15,6 +15,7 @@ import { cancelWakeTool, listWakesTool, scheduleWakeTool } from './wake-tools.js
 import { skillTool } from './skill-tool.js';
 import { escalateTool } from './escalate-tool.js';
 import { learnTool } from './learn-tool.js';
+import { readSessionTool, searchSessionsTool } from './search-tools.js';
 import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessionTool, spawnDescription, spawnSessionTool } from './delegation-tools.js';
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
@@ -36,6 +37,8 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   list_sessions: listSessionsTool as Tool,
   message_parent: messageParentTool as Tool,
   learn: learnTool as Tool,
+  search_sessions: searchSessionsTool as Tool,
+  read_session: readSessionTool as Tool,
 };
 
 /** What the model is sent for one tool. */
