@@ -88,7 +88,9 @@ export class SearchFeed {
     } catch {
       // gone
     }
-    if (ino !== this.ino && !this.stopped) this.open();
+    if (ino === this.ino || this.stopped) return;
+    // A new, empty index: everything is read again in the background (hinted sessions at once).
+    if (this.open()) setImmediate(() => void this.catchUpAll('start'));
   }
 
   hint(sessionId: string): void {
