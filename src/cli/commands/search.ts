@@ -17,7 +17,7 @@ export async function run(ctx: CliContext, { args, rest, flags }: CommandInput):
   }
   const search = SessionSearch.open(ctx.store, ctx.deps.env);
   try {
-    const caught = search.catchUp();
+    const caught = search.catchUp(agent);
     const hits = search.search(query, { agentId: agent, limit });
     if (ctx.json) return ctx.out.data({ query, agent_id: agent, hits, skipped: caught.problems });
     for (const p of caught.problems) ctx.out.warn(`${p.source} not indexed: ${p.message}`);

@@ -85,7 +85,7 @@ export class SearchIndexer {
   ) {
     this.q = {
       session: db.prepare('SELECT * FROM sessions WHERE session_id = ?'),
-      cursors: db.prepare('SELECT session_id, cur_offset, cur_ino FROM sessions'),
+      cursors: db.prepare('SELECT session_id, agent_id, cur_offset, cur_ino FROM sessions'),
       upsertSession: db.prepare(
         `INSERT INTO sessions (session_id, agent_id, environment_id, overrides, title, created_at, cur_offset, cur_line, cur_ino)
          VALUES (@session_id, @agent_id, @environment_id, @overrides, @title, @created_at, @cur_offset, @cur_line, @cur_ino)
@@ -110,24 +110,27 @@ export class SearchIndexer {
     this.learningsStep = db.transaction((id: string) => this.learningsStepBody(id));
   }
 
-  /** Whether the session's log may have lines the index lacks (one stat; never throws). */
-  private stale(sessionId: string, known: Map<string, { cur_offset: number; cur_ino: number }>): boolean {
-    const c = known.get(sessionId);
-    if (!c) return true;
-    try {
-      const st = fs.statSync(this.store.paths(sessionId).events);
-      return st.size !== c.cur_offset || st.ino !== c.cur_ino;
-    } catch {
-      return true;
-    }
-  }
-
-  /** Ids of the sessions whose logs may have lines the index lacks, and of indexed sessions whose folder is gone. */
-  staleSessions(): { stale: string[]; gone: string[] } {
-    const known = new Map((this.q.cursors!.all() as Array<{ session_id: string; cur_offset: number; cur_ino: number }>).map((r) => [r.session_id, r]));
+  /**
+   * Ids of the sessions whose logs may have lines the index lacks (one stat
+   * each), and of indexed sessions whose folder is gone. `agentId`: only
+   * that agent's sessions, and sessions not indexed yet (whose agent is not
+   * known until they are read), are looked at.
+   */
+  staleSessions(agentId: string | null = null): { stale: string[]; gone: string[] } {
+    const rows = this.q.cursors!.all() as Array<{ session_id: string; agent_id: string; cur_offset: number; cur_ino: number }>;
+    const known = new Map(rows.map((r) => [r.session_id, r]));
     const ids = this.store.listIds();
     const present = new Set(ids);
-    return { stale: ids.filter((id) => this.stale(id, known)), gone: [...known.keys()].filter((id) => !present.has(id)) };
+    const dir = this.store.home.sessionsDir;
+    const stale = ids.filter((id) => {
+      const c = known.get(id);
+      if (!c) return true;
+      if (agentId !== null && c.agent_id !== agentId) return false;
+      // The path by hand, not store.paths(): at 10,000 sessions its nine joins cost as much as the stats.
+      const st = fs.statSync(`${dir}${path.sep}${id}${path.sep}events.jsonl`, { throwIfNoEntry: false });
+      return !st || st.size !== c.cur_offset || st.ino !== c.cur_ino;
+    });
+    return { stale, gone: [...known.keys()].filter((id) => !present.has(id)) };
   }
 
   /** Indexes what one session's log gained since its cursor; every chunk its own transaction. */
@@ -255,6 +258,10 @@ export class SearchIndexer {
 
   /** Indexes what an agent's learnings.jsonl gained; a retire line removes the learnings it retires. */
   catchUpLearnings(agentId: string, report: CatchUpReport = emptyReport()): CatchUpReport {
+    // Unchanged (or still missing): no transaction, so a search takes no write lock for nothing.
+    const row = this.q.journal!.get(agentId) as { cur_offset: number; cur_ino: number } | undefined;
+    const st = fs.statSync(learningsPaths(this.store.home, agentId).journal, { throwIfNoEntry: false });
+    if (!st ? !row : row && st.size === row.cur_offset && st.ino === row.cur_ino) return report;
     for (let first = true; ; first = false) {
       let step: { lines: number; rows: number };
       try {
@@ -314,20 +321,22 @@ export class SearchIndexer {
   }
 
   /**
-   * Brings the whole index up to date: every session whose log moved (one
-   * stat each for the others), every learnings journal, and removes the
-   * rows of sessions that are gone. Synchronous; the daemon uses the
-   * pieces (staleSessions, catchUpSession) to yield between sessions.
+   * Brings the index up to date: every session whose log moved (one stat
+   * each for the others), every learnings journal, and removes the rows of
+   * sessions that are gone. With `agentId`, only as far as a search scoped
+   * to that agent needs: its sessions, new sessions and its learnings.
+   * Synchronous; the daemon uses the pieces (staleSessions,
+   * catchUpSession) to yield between sessions.
    */
-  catchUpAll(): CatchUpReport {
+  catchUpAll(agentId: string | null = null): CatchUpReport {
     const report = emptyReport();
-    const { stale, gone } = this.staleSessions();
+    const { stale, gone } = this.staleSessions(agentId);
     for (const id of gone) {
       this.forgetSession(id);
       report.removed += 1;
     }
     for (const id of stale) this.catchUpSession(id, report);
-    for (const a of this.learningAgents()) this.catchUpLearnings(a, report);
+    for (const a of agentId === null ? this.learningAgents() : [agentId]) this.catchUpLearnings(a, report);
     return report;
   }
 }

@@ -30,9 +30,9 @@ export class SessionSearch {
     return new SessionSearch(openSearchDb(file), store, env);
   }
 
-  /** Indexes whatever the logs and learnings gained since the index last saw them. */
-  catchUp(): CatchUpReport {
-    return this.indexer.catchUpAll();
+  /** Indexes whatever the logs and learnings gained since the index last saw them (with `agentId`: what a search in that agent's scope needs). */
+  catchUp(agentId: string | null = null): CatchUpReport {
+    return this.indexer.catchUpAll(agentId);
   }
 
   /** Empties the index and builds it again from every log (`openboa reindex`). */

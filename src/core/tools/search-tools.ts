@@ -9,9 +9,9 @@
  * enforce it; read_session answers a session outside it exactly like one
  * that does not exist.
  *
- * search_sessions first brings the index up to date itself (one stat per
- * session for logs that did not move), so it is current with or without a
- * daemon feeding the index.
+ * search_sessions first brings the index up to date itself, as far as its
+ * scope needs (one stat per session of the scope whose log did not move),
+ * so it is current with or without a daemon feeding the index.
  */
 import { OpenboaError } from '../errors.js';
 import { READ_WINDOW_DEFAULT, ReadSessionInput, SEARCH_LIMIT_DEFAULT, SearchSessionsInput, type SearchHit } from '../schema/index.js';
@@ -55,7 +55,7 @@ export const searchSessionsTool: Tool<typeof SearchSessionsInput> = {
     let search: SessionSearch | null = null;
     try {
       search = SessionSearch.open(ctx.store, ctx.processEnv ?? {});
-      search.catchUp();
+      search.catchUp(scope);
       const hits = search.search(input.query, { agentId: scope, excludeSessionId: ctx.sessionId, limit: input.limit ?? SEARCH_LIMIT_DEFAULT });
       return ok(renderHits(input.query, hits, scope));
     } catch (e) {
