@@ -52,8 +52,8 @@ function model(): Model {
 
 function setup(t: TestContext, context: Record<string, unknown> = {}, window = 20_000) {
   const h = tempHome(t);
-  // The windows here are measured against the tools offered: `learn` is left out so its definition does not move them.
-  h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', limits: { context_window_tokens: window, max_output_tokens: 500 }, context, tools: { learn: { permission: 'disabled' } } }));
+  // The windows here are measured against the tools offered: `learn` and the search tools are left out so their definitions do not move them.
+  h.write('agents/unit/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'local', limits: { context_window_tokens: window, max_output_tokens: 500 }, context, tools: { learn: { permission: 'disabled' }, search_sessions: { permission: 'disabled' }, read_session: { permission: 'disabled' } } }));
   const m = model();
   const deps = { ...testDeps({}), models: { anthropic: () => m }, sandbox: () => new MemorySandbox() };
   const store = new SessionStore(h.home, deps);
