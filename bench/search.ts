@@ -172,7 +172,9 @@ export async function benchSearch(sessions = 10_000) {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    await waitFor(/watcher_ready/, 120_000);
+    // Timed once the start is over (the discovery scan and the watcher), as bench/daemon.ts does.
+    await waitFor(/watcher_ready/, 180_000);
+    await waitFor(/daemon_started/, 180_000);
     await new Promise((r) => setTimeout(r, 2000));
     const reader = new Database(searchDbFile(h.b.home), { readonly: true });
     const count = reader.prepare('SELECT count(*) AS n FROM fts WHERE fts MATCH ?');

@@ -268,3 +268,21 @@ test('a long log is read in bounded chunks, and read_session without an event sh
   assert.doesNotMatch(tail.text, /note number 2496/);
   assert.match(tail.text, /\(the end of the log\)/);
 });
+
+test('a bounded catch-up reads the newest sessions first and says how many it left for later', async (t) => {
+  const s = setup(t);
+  const ids = Array.from({ length: 5 }, (_, i) => {
+    const id = s.session();
+    sendMessage(s.store, id, `numbat sighting ${i}`);
+    return id;
+  });
+  const search = s.open();
+  const r = search.catchUp('unit', { maxSessions: 2 });
+  assert.equal(r.deferred, 3);
+  assert.deepEqual(
+    search.search('numbat', { agentId: 'unit', limit: 10 }).map((h) => h.session_id).sort(),
+    ids.slice(3).sort(),
+  );
+  assert.equal(search.catchUp('unit').deferred, 0);
+  assert.equal(search.search('numbat', { agentId: 'unit', limit: 10 }).length, 5);
+});

@@ -64,9 +64,11 @@ export interface CatchUpReport {
   removed: number;
   /** Logs left out, and why (a newer format, an unreadable file). */
   problems: Array<{ source: string; message: string }>;
+  /** Sessions that may have new lines but were left for later (catchUpAll's `maxSessions`). */
+  deferred: number;
 }
 
-export const emptyReport = (): CatchUpReport => ({ sources: 0, rows: 0, removed: 0, problems: [] });
+export const emptyReport = (): CatchUpReport => ({ sources: 0, rows: 0, removed: 0, problems: [], deferred: 0 });
 
 const cursorOf = (r: { cur_offset: number; cur_line: number; cur_ino: number }): Cursor => ({ offset: r.cur_offset, line: r.cur_line, ino: r.cur_ino });
 
@@ -328,14 +330,20 @@ export class SearchIndexer {
    * Synchronous; the daemon uses the pieces (staleSessions,
    * catchUpSession) to yield between sessions.
    */
-  catchUpAll(agentId: string | null = null): CatchUpReport {
+  catchUpAll(agentId: string | null = null, opts: { /** Read at most this many sessions (the rest are `deferred`): bounds a caller that must not stall. */ maxSessions?: number } = {}): CatchUpReport {
     const report = emptyReport();
     const { stale, gone } = this.staleSessions(agentId);
     for (const id of gone) {
       this.forgetSession(id);
       report.removed += 1;
     }
-    for (const id of stale) this.catchUpSession(id, report);
+    const max = opts.maxSessions ?? Infinity;
+    // Newest first (UUIDv7 ids sort by time): a bounded catch-up reads the sessions most likely to matter.
+    const order = Number.isFinite(max) ? [...stale].reverse() : stale;
+    order.forEach((id, i) => {
+      if (i < max) this.catchUpSession(id, report);
+      else report.deferred += 1;
+    });
     for (const a of agentId === null ? this.learningAgents() : [agentId]) this.catchUpLearnings(a, report);
     return report;
   }

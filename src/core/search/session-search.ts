@@ -31,8 +31,8 @@ export class SessionSearch {
   }
 
   /** Indexes whatever the logs and learnings gained since the index last saw them (with `agentId`: what a search in that agent's scope needs). */
-  catchUp(agentId: string | null = null): CatchUpReport {
-    return this.indexer.catchUpAll(agentId);
+  catchUp(agentId: string | null = null, opts: { maxSessions?: number } = {}): CatchUpReport {
+    return this.indexer.catchUpAll(agentId, opts);
   }
 
   /** Empties the index and builds it again from every log (`openboa reindex`). */

@@ -11,7 +11,9 @@
  *
  * search_sessions first brings the index up to date itself, as far as its
  * scope needs (one stat per session of the scope whose log did not move),
- * so it is current with or without a daemon feeding the index.
+ * so it is current with or without a daemon feeding the index; at most
+ * TOOL_CATCH_UP_SESSIONS sessions per call, newest first, and the output
+ * says when some were left for later.
  */
 import { OpenboaError } from '../errors.js';
 import { READ_WINDOW_DEFAULT, ReadSessionInput, SEARCH_LIMIT_DEFAULT, SearchSessionsInput, type SearchHit } from '../schema/index.js';
@@ -24,6 +26,14 @@ export const SEARCH_SESSIONS_DESCRIPTION =
 
 export const READ_SESSION_DESCRIPTION =
   "Reread a bounded window of another session's log around one event (from search_sessions), or its last events when no event_id is given: the events before and after it, as they were recorded (secrets redacted). The log is the truth; use this to confirm what a search candidate suggests.";
+
+/**
+ * The most sessions one search_sessions call reads into the index itself
+ * (about 1–2 ms each): a cold index (a daemon just started, the index just
+ * deleted) is built by the daemon or `openboa reindex`, not by a tool call
+ * holding up the run (and, inside the daemon, every other run).
+ */
+export const TOOL_CATCH_UP_SESSIONS = 200;
 
 /** Whose sessions the calling agent may see: its own id, or null for every agent's. */
 function scopeOf(ctx: ToolContext): string | null {
@@ -55,9 +65,10 @@ export const searchSessionsTool: Tool<typeof SearchSessionsInput> = {
     let search: SessionSearch | null = null;
     try {
       search = SessionSearch.open(ctx.store, ctx.processEnv ?? {});
-      search.catchUp(scope);
+      const caught = search.catchUp(scope, { maxSessions: TOOL_CATCH_UP_SESSIONS });
       const hits = search.search(input.query, { agentId: scope, excludeSessionId: ctx.sessionId, limit: input.limit ?? SEARCH_LIMIT_DEFAULT });
-      return ok(renderHits(input.query, hits, scope));
+      const partial = caught.deferred > 0 ? `\n\n(The index is still being built: ${caught.deferred} session(s) are not searchable yet; try again later for a complete answer.)` : '';
+      return ok(renderHits(input.query, hits, scope) + partial);
     } catch (e) {
       return fail(`search_sessions could not read the search index: ${(e as Error).message}`);
     } finally {
