@@ -53,19 +53,27 @@ interface HitRow {
   agent_id: string;
   kind: string;
   title: string | null;
-  snippet: string;
   rank: number;
   created_at: string;
 }
 
+/**
+ * The ranking, without snippets: SQLite computes a query's result columns
+ * for every matching row before it sorts, and a snippet for each of tens of
+ * thousands of matches of a common word is most of the time; snippets are
+ * made afterwards for the `limit` rows kept (snippetOf).
+ */
 function statement(db: SearchDb, scoped: boolean, exclude: boolean) {
   return db.prepare(
-    `SELECT d.id, d.session_id, d.event_id, d.agent_id, d.kind, d.created_at, s.title,
-            snippet(fts, 0, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet, fts.rank AS rank
+    `SELECT d.id, d.session_id, d.event_id, d.agent_id, d.kind, d.created_at, s.title, fts.rank AS rank
        FROM fts JOIN docs d ON d.id = fts.rowid LEFT JOIN sessions s ON s.session_id = d.session_id
       WHERE fts MATCH @match ${scoped ? 'AND d.agent_id = @agent' : ''} ${exclude ? 'AND d.session_id != @exclude' : ''}
       ORDER BY fts.rank LIMIT @limit`,
   );
+}
+
+function snippetOf(db: SearchDb) {
+  return db.prepare(`SELECT snippet(fts, 0, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM fts WHERE fts MATCH @match AND rowid = @id`);
 }
 
 /** Ranked candidates for `query`, best first; [] when it has no word to look for. */
@@ -87,13 +95,15 @@ export function searchIndex(db: SearchDb, query: string, o: SearchOptions): Sear
       if (!seen.has(r.id)) rows.push(r);
     }
   }
+  const snip = snippetOf(db);
+  const any = matchExpression(words, 'OR', null);
   return rows.map((r) => ({
     session_id: r.session_id,
     event_id: r.event_id,
     agent_id: r.agent_id,
     kind: r.kind as SearchKind,
     title: r.title,
-    snippet: r.snippet.replace(/\s+/g, ' ').trim(),
+    snippet: ((snip.get({ match: any, id: r.id }) as { snippet: string } | undefined)?.snippet ?? '').replace(/\s+/g, ' ').trim(),
     // bm25() is lower-is-better (negative); shown so that higher is better.
     score: Number((-r.rank).toPrecision(4)),
     created_at: r.created_at,
