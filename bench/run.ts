@@ -13,6 +13,7 @@ import { benchNeighbour } from './neighbour.js';
 import { benchCliStart } from './cli-start.js';
 import { benchCompactedWake } from './compacted-wake.js';
 import { benchDelegation } from './delegation.js';
+import { benchSearch } from './search.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -24,6 +25,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'cli-start': () => benchCliStart(),
   'compacted-wake': () => benchCompactedWake(),
   delegation: () => benchDelegation(),
+  search: () => benchSearch(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -6,8 +6,9 @@
 // modules (zod alone is ~95), which is most of a cold start's cost.
 // Each command stays its own chunk, imported only when it runs, as in src.
 //
-// node-pty is native; @anthropic-ai/sdk and openai are large and loaded only
-// by a run that calls the model: they stay outside, imported from node_modules.
+// node-pty and better-sqlite3 are native; @anthropic-ai/sdk and openai are
+// large and loaded only by a run that calls the model: they stay outside,
+// imported from node_modules.
 // The rest of dist/ (the library's entry, dist/index.js) is tsc's, unchanged.
 import { chmodSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -28,7 +29,7 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
-  external: ['node-pty', '@anthropic-ai/sdk', 'openai'],
+  external: ['node-pty', '@anthropic-ai/sdk', 'openai', 'better-sqlite3'],
   // Bundled CommonJS packages (commander, proper-lockfile, ...) call require() for Node's own modules.
   banner: { js: "import { createRequire as __openboaCreateRequire } from 'node:module';\nconst require = __openboaCreateRequire(import.meta.url);" },
   logLevel: 'warning',

@@ -45,6 +45,7 @@ import { SessionHolds } from './session-holds.js';
 import { TailSealer } from './tail-sealer.js';
 import { SessionSweep } from './session-sweep.js';
 import { WorkIndex, discoveryOrder } from './work-index.js';
+import { SearchFeed } from './search-feed.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -82,6 +83,8 @@ export class Daemon {
   /** The safety sweep, and the journal sizes it compares against. */
   private readonly sweeper: SessionSweep;
   private readonly index: WorkIndex;
+  /** Keeps the cross-session search index current from the watcher's hints (search-feed.ts). */
+  private readonly search: SearchFeed;
   private readonly log: OperatorLog;
   private stopping = false;
   private readonly leaseStaleMs: number;
@@ -102,6 +105,7 @@ export class Daemon {
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
     this.index = new WorkIndex(rt.home, rt.deps.clock);
+    this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
     this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, sessionsDir: rt.home.sessionsDir, inboxWork: (id) => this.holds.inboxWork(id), inboxStuck: (id) => this.holds.inboxStuck(id), onStale: (id) => this.evaluate(id) });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
@@ -109,7 +113,10 @@ export class Daemon {
       clock: rt.deps.clock,
       poll: o.poll,
       ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
-      onHint: (id) => this.evaluate(id),
+      onHint: (id) => {
+        this.evaluate(id);
+        this.search.hint(id);
+      },
       onGone: (id) => this.forget(id),
       onWarn: (m) => this.log.notice(m),
       onReady: () => {
@@ -157,6 +164,8 @@ export class Daemon {
     if (!this.stopping) {
       this.watcher.start();
       this.definitions.start();
+      // In the background: the index is an aid, never a reason to hold up discovery or runs.
+      void this.search.start();
     }
     // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
     const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
@@ -386,6 +395,7 @@ export class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     this.sweeper.stop();
+    this.search.stop();
     this.tails.stop();
     this.scheduler.stop();
     this.queue.clear();

@@ -44,8 +44,9 @@ function model(): Model {
 
 function setup(t: TestContext, context: Record<string, unknown> = {}, window = 20_000) {
   const m = model();
-  // The windows here are measured against the tools offered and the runtime facts: `learn` and `promote` are left out, and /memory, so their text does not move them.
-  const u = unitRun(t, { agents: { unit: { limits: { context_window_tokens: window, max_output_tokens: 500 }, context, memory: 'none', tools: { learn: { permission: 'disabled' }, promote: { permission: 'disabled' } } } }, model: m });
+  // The windows here are measured against the tools offered and the runtime facts: `learn`, `promote` and the search tools are left out, and /memory, so their text does not move them.
+  const off = { permission: 'disabled' };
+  const u = unitRun(t, { agents: { unit: { limits: { context_window_tokens: window, max_output_tokens: 500 }, context, memory: 'none', tools: { learn: off, promote: off, search_sessions: off, read_session: off } } }, model: m });
   const id = u.newSession();
   return { h: u.h, m, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), say: async (text: string) => (sendMessage(u.store, id, text), u.run(id)) };
 }

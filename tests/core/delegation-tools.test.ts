@@ -45,6 +45,8 @@ function setup(t: TestContext, replies: Reply[], boss: Record<string, unknown> =
   return { h, model, store, rt, id, deps, events, results, children, say, run: (sid = id) => wake(rt, sid) };
 }
 
+/** The delegation tools (search_sessions and read_session are offered to every agent, not only to delegating ones). */
+const delegationTool = (name: string) => /session|parent/.test(name) && name !== 'search_sessions' && name !== 'read_session';
 const spawn = (input: Record<string, unknown>): Reply => ({ tools: [{ name: 'spawn_session', input }] });
 
 test('spawn_session makes a child with its parent and depth, hands it the task, and records thread_created + thread_message_sent in the parent\'s log', async (t) => {
@@ -69,10 +71,10 @@ test('spawn_session makes a child with its parent and depth, hands it the task, 
   assert.equal(snap.children[child]?.agent, 'worker');
   assert.equal(snap.children[child]?.depth, 1);
   // A parent is offered the parent tools, not message_parent; the child the reverse.
-  assert.deepEqual(s.model.requests[0]!.tools.map((x) => x.name).filter((n) => /session|parent/.test(n)), ['spawn_session', 'send_to_session', 'list_sessions']);
+  assert.deepEqual(s.model.requests[0]!.tools.map((x) => x.name).filter(delegationTool), ['spawn_session', 'send_to_session', 'list_sessions']);
   assert.match(s.model.requests[0]!.tools.find((x) => x.name === 'spawn_session')!.description, /The agents you may spawn: "worker"\./);
   await s.run(child);
-  assert.deepEqual(s.model.requests[2]!.tools.map((x) => x.name).filter((n) => /session|parent/.test(n)), ['message_parent']);
+  assert.deepEqual(s.model.requests[2]!.tools.map((x) => x.name).filter(delegationTool), ['message_parent']);
   // relations.json, rewritten as the parent's run ended, lists the child.
   const rel = JSON.parse(fs.readFileSync(`${s.store.paths(s.id).runtime}/relations.json`, 'utf8'));
   assert.deepEqual({ ...rel, children: rel.children.map((x: { session_id: string; agent: string }) => [x.session_id, x.agent]) }, { session_id: s.id, parent_session_id: null, depth: 0, children: [[child, 'worker']], tree_cost_usd: 0 });
@@ -108,7 +110,7 @@ test('refusals: an agent not in the roster, no roster at all, an unknown roster 
   s.say(lone);
   s.model.requests.length = 0;
   await wake(s.rt, lone);
-  assert.ok(!s.model.requests[0]!.tools.some((x) => /session|parent/.test(x.name)));
+  assert.ok(!s.model.requests[0]!.tools.some((x) => delegationTool(x.name)));
   s.h.write('agents/ghostly/agent.yaml', agent({ delegates: ['worker', 'ghost'] }));
   assert.throws(() => loadAgent(s.h.home, 'ghostly'), (e: Error & { code?: string }) => e.code === 'invalid_input' && /^agents\/ghostly\/agent\.yaml:\d+: delegates\.1: unknown agent "ghost"/.test(e.message));
   assert.throws(() => createSession(s.store, { agent: 'ghostly' }), /delegates\.1: unknown agent "ghost"/);

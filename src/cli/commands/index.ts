@@ -252,4 +252,23 @@ export const COMMANDS: CommandSpec[] = [
       'Every change a run makes to /memory is a line of agents/<A>/memory.log.jsonl (path, sha256, op, session_id, wake_id, at), its content in memory.versions/. restore writes the old content back atomically and logs op restore with session_id null. --json prints {agent_id,documents:[line]}; log {agent_id,path,versions:[line]}; show {agent_id,path,version,content}; restore {agent_id,restored}.',
     load: () => import('./memory.js'),
   },
+  {
+    path: ['search'],
+    rest: true,
+    summary: "search every session's messages, tool results, outcome explanations and learnings (BM25); candidates, not truth",
+    args: [{ name: 'query', required: true, description: 'words to look for (taken literally: quotes and operators are text)' }],
+    options: {
+      agent: { type: 'string', value: 'A', description: "only agent A's sessions and learnings (default: every agent's)" },
+      limit: { type: 'string', value: 'N', description: 'at most N candidates (default 10, at most 50)' },
+    },
+    details:
+      'Brings the index (<home>/.openboa/search.sqlite) up to date first, then prints each candidate: session, event, kind, time, score, title and a snippet. --json prints {query,agent_id,hits:[{session_id,event_id,agent_id,kind,title,snippet,score,created_at}],skipped:[{source,message}]}.',
+    load: () => import('./search.js'),
+  },
+  {
+    path: ['reindex'],
+    summary: 'rebuild the search index (<home>/.openboa/search.sqlite) from the logs and learnings',
+    details: 'The index is derived: rebuilding loses nothing. A running daemon goes on feeding it. --json prints {index,sessions,rows,seconds,skipped:[{source,message}]}.',
+    load: () => import('./reindex.js'),
+  },
 ];

@@ -109,6 +109,7 @@ export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUse
       }
       return n;
     },
+    processEnv: ctx.rt.deps.env,
   });
   journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
 }

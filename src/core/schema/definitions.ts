@@ -34,6 +34,8 @@ export const BUILTIN_TOOL_NAMES = [
   'message_parent',
   'learn',
   'promote',
+  'search_sessions',
+  'read_session',
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 

@@ -18,3 +18,4 @@ export * from './memory.js';
 export * from './provider-settings.js';
 export * from './mcp.js';
 export * from './versions.js';
+export * from './search.js';

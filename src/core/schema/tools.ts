@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { EscalateInput } from './guards.js';
 import { LearnInput } from './learnings.js';
 import { PromoteInput } from './versions.js';
+import { ReadSessionInput, SearchSessionsInput } from './search.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput } from './roster.js';
 
 export const BashInput = z
@@ -87,4 +88,6 @@ export const TOOL_INPUTS = {
   message_parent: MessageParentInput,
   learn: LearnInput,
   promote: PromoteInput,
+  search_sessions: SearchSessionsInput,
+  read_session: ReadSessionInput,
 } as const;

@@ -374,11 +374,11 @@ export class SessionStore {
    * An event whose line has no created_at shows its pinned time (read-times.ts).
    * Throws not_found, or unsupported_log_format (see logFormat).
    */
-  readEvents(sessionId: string, from: Cursor = START): EventLines {
+  readEvents(sessionId: string, from: Cursor = START, opts: { /** At most this many lines (a reader that bounds its memory, e.g. the search indexer); the cursor stops after the last. */ maxLines?: number } = {}): EventLines {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();
     const format = this.formatOf(sessionId, p);
-    const r = readLines(p.events, from);
+    const r = readLines(p.events, from, opts.maxLines !== undefined ? { maxLines: opts.maxLines } : {});
     const lines = r.lines.map((raw) => parseEventLine(raw, now, format));
     const pending = () => new Map(this.snapshot(sessionId).pending_events.flatMap((e) => (e.read_at ? [[e.id, e.read_at] as const] : [])));
     return { lines: pinReadTimes(lines, pending), cursor: r.cursor, reset: r.reset };

@@ -17,6 +17,7 @@ import { skillTool } from './skill-tool.js';
 import { escalateTool } from './escalate-tool.js';
 import { learnTool } from './learn-tool.js';
 import { promoteTool } from './promote-tool.js';
+import { readSessionTool, searchSessionsTool } from './search-tools.js';
 import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessionTool, spawnDescription, spawnSessionTool } from './delegation-tools.js';
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
@@ -41,6 +42,8 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   message_parent: messageParentTool as Tool,
   learn: learnTool as Tool,
   promote: promoteTool as Tool,
+  search_sessions: searchSessionsTool as Tool,
+  read_session: readSessionTool as Tool,
 };
 
 /**

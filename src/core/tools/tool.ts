@@ -33,6 +33,8 @@ export interface ToolContext {
   emit?: (events: readonly NewEvent[]) => SessionEvent[];
   /** How many calls of this tool this run made so far, this one included (a per-run bound). */
   runUses?: (name: string) => number;
+  /** The runtime's process environment (where `{secret: {env}}` values are read): read_session and search_sessions redact other sessions' secrets with it. */
+  processEnv?: NodeJS.ProcessEnv;
 }
 
 export interface ToolOutput {

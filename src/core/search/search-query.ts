@@ -1,0 +1,111 @@
+/**
+ * Queries the search index (search-db.ts): BM25-ranked candidates, scoped
+ * to one agent's sessions or to the whole home.
+ *
+ * A query is words, never FTS5 syntax: each word is quoted (its quotes
+ * doubled), so operators (AND, NEAR, *, ^, :, parentheses, quotes) are only
+ * text and no query can fail to parse or reach another column. Every word
+ * must match first; when that finds fewer than `limit`, candidates matching
+ * any word fill the rest (BM25 ranks those matching more words higher).
+ *
+ * Scope is enforced twice: the agent's scope token in the FTS query, and
+ * `agent_id` in the SQL filter.
+ */
+import { SEARCH_QUERY_WORDS, type SearchHit, type SearchKind } from '../schema/index.js';
+import { scopeToken, type SearchDb } from './search-db.js';
+
+export interface SearchOptions {
+  /** Only this agent's sessions and learnings; null: every agent in the home. */
+  agentId: string | null;
+  /** Leave out this session (the caller's own). */
+  excludeSessionId?: string;
+  limit: number;
+}
+
+/** Characters of context a snippet shows around its match (FTS5 counts tokens: 24 ≈ a long sentence). */
+const SNIPPET_TOKENS = 24;
+
+/** The query's words, each as a quoted FTS5 string; none when it has no letter or digit at all. */
+export function queryWords(query: string): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const w of query.split(/\s+/)) {
+    if (!/[\p{L}\p{N}]/u.test(w)) continue;
+    const key = w.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(`"${w.replace(/"/g, '""')}"`);
+    if (out.length >= SEARCH_QUERY_WORDS) break;
+  }
+  return out;
+}
+
+/** The FTS5 MATCH expression for `words` joined by `op`, within the agent's scope when given. */
+export function matchExpression(words: readonly string[], op: 'AND' | 'OR', agentId: string | null): string {
+  const body = words.join(` ${op} `);
+  return agentId === null ? body : `scope : "${scopeToken(agentId)}" AND (${body})`;
+}
+
+interface HitRow {
+  id: number;
+  session_id: string;
+  event_id: string;
+  agent_id: string;
+  kind: string;
+  title: string | null;
+  rank: number;
+  created_at: string;
+}
+
+/**
+ * The ranking, without snippets: SQLite computes a query's result columns
+ * for every matching row before it sorts, and a snippet for each of tens of
+ * thousands of matches of a common word is most of the time; snippets are
+ * made afterwards for the `limit` rows kept (snippetOf).
+ */
+function statement(db: SearchDb, scoped: boolean, exclude: boolean) {
+  return db.prepare(
+    `SELECT d.id, d.session_id, d.event_id, d.agent_id, d.kind, d.created_at, s.title, fts.rank AS rank
+       FROM fts JOIN docs d ON d.id = fts.rowid LEFT JOIN sessions s ON s.session_id = d.session_id
+      WHERE fts MATCH @match ${scoped ? 'AND d.agent_id = @agent' : ''} ${exclude ? 'AND d.session_id != @exclude' : ''}
+      ORDER BY fts.rank LIMIT @limit`,
+  );
+}
+
+function snippetOf(db: SearchDb) {
+  return db.prepare(`SELECT snippet(fts, 0, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM fts WHERE fts MATCH @match AND rowid = @id`);
+}
+
+/** Ranked candidates for `query`, best first; [] when it has no word to look for. */
+export function searchIndex(db: SearchDb, query: string, o: SearchOptions): SearchHit[] {
+  const words = queryWords(query);
+  if (words.length === 0 || o.limit < 1) return [];
+  const st = statement(db, o.agentId !== null, o.excludeSessionId !== undefined);
+  const params = (op: 'AND' | 'OR', limit: number) => ({
+    match: matchExpression(words, op, o.agentId),
+    limit,
+    ...(o.agentId !== null ? { agent: o.agentId } : {}),
+    ...(o.excludeSessionId !== undefined ? { exclude: o.excludeSessionId } : {}),
+  });
+  const rows = st.all(params('AND', o.limit)) as HitRow[];
+  if (rows.length < o.limit && words.length > 1) {
+    const seen = new Set(rows.map((r) => r.id));
+    for (const r of st.all(params('OR', o.limit + rows.length)) as HitRow[]) {
+      if (rows.length >= o.limit) break;
+      if (!seen.has(r.id)) rows.push(r);
+    }
+  }
+  const snip = snippetOf(db);
+  const any = matchExpression(words, 'OR', null);
+  return rows.map((r) => ({
+    session_id: r.session_id,
+    event_id: r.event_id,
+    agent_id: r.agent_id,
+    kind: r.kind as SearchKind,
+    title: r.title,
+    snippet: ((snip.get({ match: any, id: r.id }) as { snippet: string } | undefined)?.snippet ?? '').replace(/\s+/g, ' ').trim(),
+    // bm25() is lower-is-better (negative); shown so that higher is better.
+    score: Number((-r.rank).toPrecision(4)),
+    created_at: r.created_at,
+  }));
+}

@@ -1,0 +1,182 @@
+/**
+ * The daemon's side of cross-session search (docs/memory.md, "Search"): keeps
+ * `<home>/.openboa/search.sqlite` current, so a line appended to any log is
+ * searchable well under a second later.
+ *
+ * Why not the store's per-session subscription (SessionStore.subscribe):
+ * each subscription holds its own two fs.watch handles and a sweep timer,
+ * so 10,000 sessions would double the daemon's inotify watches (on top of
+ * the session watcher's) and run 10,000 timers. The daemon already has one
+ * change notification per session (SessionWatcher): the feed takes those
+ * hints and reads through the store's cursor reads (SessionStore.readEvents
+ * from the index's saved cursor), which is what subscribe() does inside.
+ *
+ * Contracts:
+ * - hint(id): the session's log may have grown; it is indexed on the next
+ *   turn of the event loop (hints coalesced).
+ * - start(): opens the index (making it again when it is missing or not
+ *   usable) and catches up every session in the background, yielding
+ *   between sessions so runs are not held up.
+ * - A sweep every `sweepMs` (the daemon's) catches what a hint missed,
+ *   retries what failed (a lock held too long by another writer), reads the
+ *   learnings journals, and reopens the index if its file was deleted or
+ *   replaced (the next search would otherwise rebuild one the daemon never
+ *   feeds).
+ * - Never throws: failures are notices; search is an aid, never a reason
+ *   for the daemon to stop.
+ */
+import fs from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { Runtime } from '../core/run/run-context.js';
+import { SessionSearch } from '../core/search/session-search.js';
+import { searchDbFile } from '../core/search/search-db.js';
+import { emptyReport, type CatchUpReport } from '../core/search/search-indexer.js';
+
+export interface SearchFeedOptions {
+  rt: Runtime;
+  sweepMs: number;
+  notice: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Learnings journals are read at most this often on hints, ms (the learn tool writes them during runs). */
+const LEARNINGS_EVERY_MS = 1000;
+/** Sessions caught up between two yields to the event loop during a background catch-up. */
+const SLICE = 16;
+
+export class SearchFeed {
+  private search: SessionSearch | null = null;
+  private ino = 0;
+  private readonly pending = new Set<string>();
+  private flushArmed = false;
+  private stopped = false;
+  private cancelSweep: (() => void) | null = null;
+  private sweeping = false;
+  private learningsAt = 0;
+  private readonly file: string;
+  /** Problems already reported, so a sweep does not repeat them every time. */
+  private readonly reported = new Set<string>();
+
+  constructor(private readonly o: SearchFeedOptions) {
+    this.file = searchDbFile(o.rt.home);
+  }
+
+  /** Opens the index and catches up in the background; resolves once that catch-up is done. */
+  async start(): Promise<void> {
+    if (!this.open()) return;
+    await this.catchUpAll('start');
+    this.arm();
+  }
+
+  private open(): boolean {
+    this.search?.close();
+    this.search = null;
+    try {
+      this.search = SessionSearch.open(this.o.rt.store, this.o.rt.deps.env, this.file);
+      this.ino = fs.statSync(this.file).ino;
+      return true;
+    } catch (e) {
+      this.o.notice(`search index unavailable (${(e as Error).message}); search_sessions and openboa search catch up on their own`, { event: 'search_index_error' });
+      return false;
+    }
+  }
+
+  /** The index file was deleted or replaced under us: open the one that is there now (or make it). */
+  private reopenIfMoved(): void {
+    let ino = 0;
+    try {
+      ino = fs.statSync(this.file).ino;
+    } catch {
+      // gone
+    }
+    if (ino === this.ino || this.stopped) return;
+    // A new, empty index: everything is read again in the background (hinted sessions at once).
+    if (this.open()) setImmediate(() => void this.catchUpAll('start'));
+  }
+
+  hint(sessionId: string): void {
+    if (this.stopped) return;
+    this.pending.add(sessionId);
+    if (this.flushArmed) return;
+    this.flushArmed = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushArmed = false;
+    const ids = [...this.pending];
+    this.pending.clear();
+    if (this.stopped || !this.search) return;
+    this.reopenIfMoved();
+    const s = this.search;
+    if (!s) return;
+    const report = emptyReport();
+    for (const id of ids) s.indexer.catchUpSession(id, report);
+    const now = this.o.rt.deps.clock.now();
+    if (now - this.learningsAt >= LEARNINGS_EVERY_MS) {
+      this.learningsAt = now;
+      for (const a of s.indexer.learningAgents()) s.indexer.catchUpLearnings(a, report);
+    }
+    this.tell(report);
+  }
+
+  private async catchUpAll(why: 'start' | 'sweep'): Promise<void> {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = true;
+    const started = this.o.rt.deps.clock.now();
+    const report = emptyReport();
+    try {
+      this.reopenIfMoved();
+      let s = this.search;
+      if (!s) return;
+      const { stale, gone } = s.indexer.staleSessions();
+      for (const id of gone) {
+        s.indexer.forgetSession(id);
+        report.removed += 1;
+      }
+      for (let i = 0; i < stale.length; i++) {
+        if (this.stopped || this.search !== s) return;
+        s.indexer.catchUpSession(stale[i] as string, report);
+        if (i % SLICE === SLICE - 1) await yieldToLoop();
+        s = this.search;
+        if (!s) return;
+      }
+      for (const a of s.indexer.learningAgents()) s.indexer.catchUpLearnings(a, report);
+      if (why === 'start' && report.sources > 0) {
+        const ms = this.o.rt.deps.clock.now() - started;
+        this.o.notice(`search index: ${report.rows} row(s) from ${report.sources} log(s) indexed in ${(ms / 1000).toFixed(1)} s`, { event: 'search_index_caught_up', rows: report.rows, sources: report.sources, ms });
+      }
+    } catch (e) {
+      this.o.notice(`search index catch-up failed: ${(e as Error).message}`, { event: 'search_index_error' });
+    } finally {
+      this.sweeping = false;
+      this.tell(report);
+    }
+  }
+
+  /** Reports each new problem once (a log of a newer format, a lock held too long). */
+  private tell(report: CatchUpReport) {
+    for (const p of report.problems) {
+      const key = `${p.source}\u0000${p.message}`;
+      if (this.reported.has(key)) continue;
+      if (this.reported.size > 1000) this.reported.clear();
+      this.reported.add(key);
+      this.o.notice(`search index: ${p.source} not indexed: ${p.message}`, { event: 'search_index_skipped' });
+    }
+  }
+
+  private arm() {
+    if (this.stopped || !Number.isFinite(this.o.sweepMs)) return;
+    this.cancelSweep = this.o.rt.deps.clock.setTimer(this.o.sweepMs, () => {
+      this.cancelSweep = null;
+      void this.catchUpAll('sweep').then(() => this.arm());
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancelSweep?.();
+    this.cancelSweep = null;
+    this.search?.close();
+    this.search = null;
+  }
+}
