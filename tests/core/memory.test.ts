@@ -20,6 +20,7 @@ import { memoryVersioned, readContent, readVersions, sha256Of } from '../../src/
 import { DEFAULT_MEMORY_SETTINGS, MEMORY_DOCUMENT_MAX_BYTES, MemorySettings } from '../../src/core/schema/index.js';
 import { appendLearning } from '../../src/core/learnings.js';
 import { renderLearningsFile } from '../../src/core/learnings-file.js';
+import { recordingSandbox } from '../../src/core/memory/recording-sandbox.js';
 
 const who = { session_id: 'sess', wake_id: 'wrun_1' };
 const signal = new AbortController().signal;
@@ -158,6 +159,15 @@ test('writes into an atomic mount replace the file whole, refuse a document over
   assert.ok(isFailure(e) || e.virtual.startsWith('/memory/'));
   assert.equal(fs.readFileSync(outside, 'utf8'), 'untouched');
   assert.deepEqual(fs.readdirSync(v.dir).filter((n) => n.endsWith('.openboa-tmp')), [], 'no temp file left behind');
+  // A dangling symlink into /memory: the size is checked where the write lands, before anything is created there.
+  fs.symlinkSync('/memory/MEMORY.md', path.join(ws, 'm'));
+  const dangling = await sb.write('m', 'x'.repeat(150_000), { signal });
+  assert.ok(isFailure(dangling) && dangling.code === 'too_large', JSON.stringify(dangling));
+  assert.equal(fs.existsSync(path.join(v.dir, 'MEMORY.md')), false, 'a refused write leaves no empty file');
+  const fits = await sb.write('m', 'remember', { signal });
+  assert.ok(!isFailure(fits) && fits.virtual === '/memory/MEMORY.md', JSON.stringify(fits));
+  assert.equal(fs.readFileSync(path.join(v.dir, 'MEMORY.md'), 'utf8'), 'remember');
+  assert.equal(fs.readlinkSync(path.join(ws, 'm')), '/memory/MEMORY.md', 'written through the link, which stays');
   // The memory sandbox says the same.
   const mem = new MemorySandbox({ mounts: [{ target: '/workspace', writable: true }, { target: '/memory', writable: true, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES }] });
   const mbig = await mem.write('/memory/big.md', 'x'.repeat(MEMORY_DOCUMENT_MAX_BYTES + 1), { signal });
@@ -178,4 +188,20 @@ test("a learning's text with a secret in it is redacted in learnings.jsonl and L
     assert.ok(!text.includes(SECRET));
     assert.match(text, /\[REDACTED:API_TOKEN\]/);
   }
+});
+
+test('the file tools refuse LEARNINGS.md however its path is spelled: absolute, relative to /workspace, with dots', async () => {
+  const inner = new MemorySandbox({ mounts: [{ target: '/workspace', writable: true }, { target: '/memory', writable: true }] });
+  const recorded: string[] = [];
+  const sb = recordingSandbox(inner, '/memory', async (rel) => void recorded.push(rel), { derived: new Map([['LEARNINGS.md', 'derived; use the learn tool']]) });
+  for (const p of ['/memory/LEARNINGS.md', '../memory/LEARNINGS.md', '/workspace/../memory/./LEARNINGS.md', '.././memory//LEARNINGS.md']) {
+    const w = await sb.write(p, 'fake', { signal });
+    assert.ok(isFailure(w) && w.code === 'refused' && w.error === '/memory/LEARNINGS.md: derived; use the learn tool', `${p}: ${JSON.stringify(w)}`);
+    const m = await sb.modify(p, () => 'fake', { signal, maxBytes: 1000 });
+    assert.ok(isFailure(m) && m.code === 'refused', p);
+  }
+  assert.equal(inner.text('/memory/LEARNINGS.md'), undefined);
+  const ok = await sb.write('../memory/notes.md', 'fine', { signal });
+  assert.ok(!isFailure(ok));
+  assert.deepEqual(recorded, ['notes.md']);
 });

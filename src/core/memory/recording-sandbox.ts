@@ -19,6 +19,8 @@ export interface RecordingOptions {
   derived?: ReadonlyMap<string, string>;
   /** Paths not recorded (temp files). */
   skip?: (rel: string) => boolean;
+  /** Where relative paths start, as in the inner sandbox (default /workspace). */
+  home?: string;
 }
 
 export function recordingSandbox(inner: Sandbox, target: string, record: RecordWrite, o: RecordingOptions = {}): Sandbox {
@@ -27,9 +29,15 @@ export function recordingSandbox(inner: Sandbox, target: string, record: RecordW
     const rel = relOf(v);
     return rel === null || o.skip?.(rel) ? null : rel;
   };
-  /** A derived file named directly (a link to it from elsewhere is overwritten at its next render anyway). */
+  const home = o.home ?? '/workspace';
+  /**
+   * A derived file named directly, absolute or relative to the home
+   * ("../memory/LEARNINGS.md" from /workspace) — the path as the inner
+   * sandbox resolves it, before any write. (A symlink to it from elsewhere
+   * is not caught here; what it writes is overwritten at the next render.)
+   */
   const derived = (p: string): SandboxFailure | null => {
-    const rel = relOf(path.posix.normalize(p));
+    const rel = relOf(path.posix.resolve(home, p));
     const why = rel === null ? undefined : o.derived?.get(rel);
     return why ? failure('refused', `${target}/${rel}: ${why}`) : null;
   };

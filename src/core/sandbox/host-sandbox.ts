@@ -22,7 +22,8 @@
  * the file system said; both messages name sandbox paths only.
  */
 import fs from 'node:fs';
-import { fileError, FileError, PathError, readAtMost } from './beneath.js';
+import nodePath from 'node:path';
+import { at, fileError, FileError, PathError, readAtMost } from './beneath.js';
 import { replaceBeneath, TOO_LARGE } from './atomic-replace.js';
 import { globBeneath, grepBeneath } from './host-search.js';
 import { ShellSession, type ShellSessionOptions } from './shell-session.js';
@@ -65,6 +66,9 @@ export type SandboxFactory = (o: HostSandboxOptions) => Sandbox;
 export const hostSandbox: SandboxFactory = (o) => new HostSandbox(o);
 
 const notRegular = (virtual: string) => failure('not_regular', `${virtual} is not a regular file`);
+
+/** Dangling symlinks landsIn follows, as the kernel would (ELOOP past that). */
+const MAX_LINKS = 40;
 
 class HostSandbox implements Sandbox {
   private readonly shell: ShellSession;
@@ -130,7 +134,9 @@ class HostSandbox implements Sandbox {
       const h = this.vfs.open(path, { write: true, parents: true });
       try {
         if (!h.stat.isFile()) return notRegular(h.virtual);
-        if (h.mount.atomic) return replaceBeneath(this.vfs, h.virtual, data); // a link that appeared meanwhile
+        // A link that appeared since landsIn looked: the content still goes in whole. (Too large, it leaves the
+        // empty file the open created, as the agent's shell could create one itself.)
+        if (h.mount.atomic) return replaceBeneath(this.vfs, h.virtual, data);
         return { virtual: h.virtual, bytes: replaceContent(h.fd, data) };
       } finally {
         h.close();
@@ -156,17 +162,41 @@ class HostSandbox implements Sandbox {
     });
   }
 
-  /** Where an existing `path` leads (symlinks followed) and whether its mount replaces files whole; the path itself when nothing is there. */
+  /**
+   * Where a write of `path` lands and whether its mount replaces files
+   * whole: an existing file's place (symlinks followed); for a missing one,
+   * the dangling symlinks on its name followed too, since creating it would
+   * follow them (/workspace/m -> /memory/MEMORY.md lands in /memory); the
+   * path itself when nothing is there. Decided before anything is opened
+   * for writing, so a write a mount refuses (too large) creates nothing.
+   */
   private landsIn(path: string): { virtual: string; atomic: boolean } | null {
-    try {
-      const h = this.vfs.open(path);
-      h.close();
-      return { virtual: h.virtual, atomic: h.mount.atomic === true };
-    } catch {
-      const v = this.vfs.absolute(path);
-      const m = this.vfs.mountOf(v);
-      return m ? { virtual: v, atomic: m.atomic === true } : null;
+    let p = this.vfs.absolute(path);
+    for (let links = 0; links <= MAX_LINKS; links++) {
+      try {
+        const h = this.vfs.open(p);
+        h.close();
+        return { virtual: h.virtual, atomic: h.mount.atomic === true };
+      } catch {
+        // nothing there (or nothing openable): look at the name itself
+      }
+      let next: string | null = null;
+      try {
+        const d = this.vfs.open(nodePath.posix.dirname(p), { directory: true });
+        try {
+          p = nodePath.posix.join(d.virtual, nodePath.posix.basename(p));
+          next = nodePath.posix.resolve(d.virtual, fs.readlinkSync(at(d.fd, nodePath.posix.basename(p))));
+        } finally {
+          d.close();
+        }
+      } catch {
+        // no parent yet, or not a symlink: the write creates the name itself
+      }
+      if (next === null) break;
+      p = next;
     }
+    const m = this.vfs.mountOf(p);
+    return m ? { virtual: p, atomic: m.atomic === true } : null;
   }
 
   async list(path: string, o: ListOptions): Promise<Listing | SandboxFailure> {
