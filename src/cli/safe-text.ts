@@ -39,3 +39,43 @@ export function safeText(text: string): string {
   }
   return out;
 }
+
+// What may not stand in one table cell: every control above, and \n and \t.
+// eslint-disable-next-line no-control-regex
+const CELL_CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * `text` for one cell of a table (or any one-line field): when it holds a
+ * line break, a tab or another control character, it is shown quoted, as a
+ * JSON string is, with \n, \t and \" and \\ escaped and every other control
+ * made visible, so an agent-chosen name such as a file called
+ * "a\n2026-01-01  restore  MEMORY.md" can neither start a row of its own nor
+ * be mistaken for a plain name. openboa's own colours are kept. Text
+ * without any comes back unchanged.
+ */
+export function safeCell(text: string): string {
+  if (!CELL_CONTROL.test(text)) return text;
+  let out = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\u001b') {
+      const m = OUR_COLOUR.exec(text.slice(i, i + 6));
+      if (m) {
+        out += m[0];
+        i += m[0].length - 1;
+        continue;
+      }
+    }
+    if (c === '"' || c === '\\') out += `\\${c}`;
+    else if (c === '\n') out += '\\n';
+    else if (c === '\t') out += '\\t';
+    else if (CELL_CONTROL.test(c)) out += visible(c);
+    else {
+      out += c;
+      continue;
+    }
+    if (c !== '"' && c !== '\\') quoted = true;
+  }
+  return quoted ? `"${out}"` : text;
+}

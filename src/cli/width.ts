@@ -8,6 +8,7 @@
  * (about 30 ms), which a command that prints an id should not pay.
  */
 import stringWidth from 'string-width';
+import { safeCell } from './safe-text.js';
 
 export const widthOf = (text: string): number => stringWidth(text);
 
@@ -38,8 +39,14 @@ export function padToWidth(text: string, width: number): string {
   return w >= width ? text : text + ' '.repeat(width - w);
 }
 
-/** Rows as aligned columns; the last column is not padded. */
-export function table(headers: string[], rows: string[][]): string {
+/**
+ * Rows as aligned columns; the last column is not padded. Every cell is one
+ * line (safeCell): a cell that holds a line break, a tab or a control
+ * character is shown quoted and escaped, so text an agent chose (a file
+ * name, a title, a learning) cannot fake a row or shift the columns.
+ */
+export function table(headers: string[], cells: string[][]): string {
+  const rows = cells.map((r) => r.map(safeCell));
   const widths = headers.map((h, i) => Math.max(widthOf(h), ...rows.map((r) => widthOf(r[i] ?? ''))));
   const fmt = (r: string[]) =>
     r

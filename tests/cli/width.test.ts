@@ -20,6 +20,18 @@ test('table pads by display width, so wide characters and colour codes keep the 
   assert.equal(lines[1], '漢字  x');
 });
 
+test('a table cell with a line break, a tab or a control character is shown quoted and escaped: it cannot fake a row', () => {
+  const forged = 'a\n2026-01-01T00:00:00  restore  MEMORY.md';
+  const t = table(['PATH', 'OP'], [[forged, 'write'], ['tab\there "q"', '\u001b[31mred\u001b[39m'], ['bell\u0007\u202e', 'x'], ['plain "q" \\', 'y']]);
+  const lines = t.split('\n');
+  assert.equal(lines.length, 5, 'one line per row');
+  assert.equal(lines[1], `"a\\n2026-01-01T00:00:00  restore  MEMORY.md"  write`);
+  assert.equal(lines[2]!.slice(0, widthOf('"tab\\there \\"q\\""')), '"tab\\there \\"q\\""');
+  assert.match(lines[2]!, /\u001b\[31mred\u001b\[39m$/, "openboa's own colours are kept");
+  assert.match(lines[3]!, /^"bell\\u0007\\u202e"/);
+  assert.match(lines[4]!, /^plain "q" \\ /, 'a cell without controls is unchanged');
+});
+
 test('parseDuration: compound durations with units; bare numbers are seconds; noise, signs and unknown units are refused', () => {
   assert.equal(parseDuration('1h30m'), 5_400_000);
   assert.equal(parseDuration('1h 30m'), 5_400_000);
