@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
 import { CLI } from './cli.js';
+import { beforeHomeRemoved } from './home.js';
 
 export interface DaemonProcess {
   child: ChildProcess;
@@ -42,6 +43,13 @@ export function spawnDaemon(t: TestContext, home: string, env: NodeJS.ProcessEnv
   });
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // Killed, and gone, before the test's temp home is removed: a daemon still running then
+  // (its search feed, its memory scan) would write into the folder being deleted.
+  beforeHomeRemoved(t, async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  // A home not made by tempHome(t) has no such step: the end of the test stops it then.
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
