@@ -84,12 +84,16 @@ test('the scan survives a symlink to /etc, a FIFO, a huge sparse file, a deep tr
   for (const p of ['etc', 'passwd.md', 'pipe.md']) assert.equal(byPath.has(p), false, `${p} is not followed or read`);
   assert.ok(![...byPath.keys()].some((p) => p.startsWith('etc/')));
   assert.ok(![...byPath.keys()].some((p) => p.endsWith('bottom.md')), 'deeper than the walk goes: left out');
+  assert.match(byPath.get('.')?.message ?? '', /deeper than the scan goes/, 'and the log says the scan stopped short');
   // Nothing of /etc reached the store.
   const stored = fs.readdirSync(v.store, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => fs.readFileSync(path.join(d.parentPath, d.name), 'utf8'));
   assert.ok(!stored.some((s) => s.includes('root:')));
-  // The huge file again, unchanged: not recorded twice.
+  // The many empty files are recorded by the next scans (at most MEMORY_SCAN_MAX_CHANGES lines a scan); the huge file, unchanged, is not recorded twice.
+  const st = newScanState(v);
+  for (let i = 0; i < 4; i++) await scanAndRecord(v, st, who, clock);
   const again = await scanAndRecord(v, newScanState(v), who, clock);
-  assert.deepEqual(again.map((l) => l.path), []);
+  assert.deepEqual(again.filter((l) => l.op !== 'scan_incomplete').map((l) => l.path), []);
+  assert.equal(readVersions(v).lines.filter((l) => l.line.path === 'huge.md').length, 1);
 });
 
 test('MEMORY.md in the prompt: cut at prompt_bytes with a note; a FIFO or a symlink there is ignored without blocking', (t) => {

@@ -8,30 +8,69 @@
  * What is not versioned: LEARNINGS.md at the top of memory/ (rendered from
  * the learnings journal, which is the truth: an edit of the file is
  * overwritten at the next render and never reaches the journal or the
- * prompt), and the temp files of atomic writes.
+ * prompt). Nothing else is left out, not even names that look like temp
+ * files: this process's atomic writes (replaceBeneath, writeFileAtomic)
+ * create and rename within one synchronous call, so its scan never sees
+ * their temp files; another process's may be recorded and then recorded
+ * deleted, which is harmless, whereas excluding by name let the agent hide
+ * files from the versions. Temp files older than MEMORY_TEMP_STALE_MS (a
+ * crash's leftovers) are removed at a run's first scan, in memory/ and in
+ * the store.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { iso, type Clock } from '../clock.js';
 import type { Home } from '../home.js';
-import { MEMORY_DOCUMENT_MAX_BYTES, type MemorySettings, type VersionLine, type VersionOp } from '../schema/index.js';
-import { READ_FLAGS, readAtMost } from '../sandbox/beneath.js';
+import { DIRECTORY_PATH, MEMORY_DOCUMENT_MAX_BYTES, type MemorySettings, type VersionLine, type VersionOp } from '../schema/index.js';
+import { READ_FLAGS } from '../sandbox/beneath.js';
 import { replaceBeneath, TEMP_NAME } from '../sandbox/atomic-replace.js';
 import type { MountSpec } from '../sandbox/isolation.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { scanTree, type ScannedFile } from './tree-scan.js';
-import { appendVersion, LatestVersions, memoryVersioned, readContent, sha256Of, storeContent, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
+import { appendVersion, appendVersions, LatestVersions, memoryVersioned, readContent, removeStaleStoreTemps, storeContent, storeContents, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
 
 /** Bounds of one scan of memory/ (see tree-scan.ts): entries looked at, and bytes read in all. */
 export const MEMORY_SCAN_MAX_ENTRIES = 10_000;
 export const MEMORY_SCAN_MAX_BYTES = 64 * 1024 * 1024;
+/** Lines one scan appends at most; the other changes are recorded by the next scans (a scan_incomplete marker says so). */
+export const MEMORY_SCAN_MAX_CHANGES = 1_000;
+/** New content bytes the scans of one run store at most; past it a change is logged `over_quota` (no content). */
+export const MEMORY_RUN_MAX_STORED_BYTES = 64 * 1024 * 1024;
+/** The agent's memory store at most (bytes and contents, as its log counts them); past it a change is logged `over_quota`. */
+export const MEMORY_STORE_MAX_BYTES = 1024 * 1024 * 1024;
+export const MEMORY_STORE_MAX_CONTENTS = 100_000;
+/** A temp file (atomic write) older than this is a crash's leftover, removed at a run's first scan. */
+export const MEMORY_TEMP_STALE_MS = 10 * 60_000;
 
+/** The limits a scan state enforces (the constants above; tests pass smaller ones). */
+export interface ScanLimits {
+  maxChanges: number;
+  runMaxStoredBytes: number;
+  storeMaxBytes: number;
+  storeMaxContents: number;
+  tempStaleMs: number;
+}
+
+export const MEMORY_SCAN_LIMITS: ScanLimits = {
+  maxChanges: MEMORY_SCAN_MAX_CHANGES,
+  runMaxStoredBytes: MEMORY_RUN_MAX_STORED_BYTES,
+  storeMaxBytes: MEMORY_STORE_MAX_BYTES,
+  storeMaxContents: MEMORY_STORE_MAX_CONTENTS,
+  tempStaleMs: MEMORY_TEMP_STALE_MS,
+};
+
+/** The learnings render's temp file (writeFileAtomic), at the top of memory/. */
 const LEARNINGS_TEMP = /^\.LEARNINGS\.md\.[0-9a-f]{12}\.tmp$/;
 
-/** Whether a path of memory/ is left out of the versions (derived, or a temp file of an atomic write). */
+/** Whether a path of memory/ is left out of the versions (derived: LEARNINGS.md). */
 export function notVersioned(rel: string): boolean {
-  if (rel === 'LEARNINGS.md' || LEARNINGS_TEMP.test(rel)) return true;
-  return TEMP_NAME.test(rel.slice(rel.lastIndexOf('/') + 1));
+  return rel === 'LEARNINGS.md';
+}
+
+/** Whether a path of memory/ is named like a temp file of an atomic write (which stale-temp removal may remove). */
+function tempNamed(rel: string): boolean {
+  return LEARNINGS_TEMP.test(rel) || TEMP_NAME.test(rel.slice(rel.lastIndexOf('/') + 1));
 }
 
 /**
@@ -113,75 +152,161 @@ export interface Who {
   wake_id: string | null;
 }
 
-/** What one run remembers between its scans: the last scan (a cache) and the log's latest lines. */
+/**
+ * What one run remembers between its scans: the last scan (a cache), the
+ * log's latest lines, the bytes its scans stored, which scan_incomplete
+ * reasons it logged (each once per run), and whether it removed stale temps.
+ */
 export interface ScanState {
   cache: Map<string, ScannedFile>;
   latest: LatestVersions;
+  limits: ScanLimits;
+  storedBytes: number;
+  noted: Set<string>;
+  tidied: boolean;
 }
 
-export function newScanState(v: VersionedDir): ScanState {
-  return { cache: new Map(), latest: new LatestVersions(v) };
+export function newScanState(v: VersionedDir, limits: Partial<ScanLimits> = {}): ScanState {
+  return { cache: new Map(), latest: new LatestVersions(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
+}
+
+/**
+ * Removes temp files (TEMP_NAME at any depth, the learnings render's at
+ * the top) whose mtime is older than `olderThanMs`, in memory/ (by the
+ * race-free walk: each unlink is of a name in a directory descriptor) and
+ * in the store. A younger one may be a write in progress in another
+ * process. The agent can name a file of its own like that: it was
+ * versioned by an earlier scan, and its removal is recorded as a delete.
+ * Best effort; returns how many were removed.
+ */
+export async function removeStaleTemps(v: VersionedDir, now: number, olderThanMs: number): Promise<number> {
+  let removed = await removeStaleStoreTemps(v, now, olderThanMs);
+  const vfs = new VirtualFs([{ target: '/d', host: v.dir, writable: false }], { home: '/d' });
+  let root;
+  try {
+    root = vfs.open('/d');
+  } catch {
+    return removed;
+  }
+  try {
+    if (!root.stat.isDirectory()) return removed;
+    await vfs.walk(
+      root,
+      (e) => {
+        if (tempNamed(e.rel) && now - e.stat.mtimeMs > olderThanMs) {
+          try {
+            e.remove();
+            removed += 1;
+          } catch {
+            // gone or replaced meanwhile
+          }
+        }
+        return true;
+      },
+      { maxEntries: MEMORY_SCAN_MAX_ENTRIES },
+    );
+  } finally {
+    root.close();
+  }
+  return removed;
 }
 
 /**
  * Scans the directory and records every difference from the log's latest
  * versions: a new or changed file (`write`, its content stored; `too_large`
- * for one over the document bound, its content not stored), a file gone
+ * for one over the document bound and `over_quota` for one past the run's
+ * budget or the store's quota, their content not stored), a file gone
  * (`delete`, only when the scan was complete and the file was not being
- * changed). Returns the lines appended. Serialised with every other writer
- * of the log in this process. Throws only on an I/O failure of the log or
- * the store (the next scan tries again: nothing is lost but the moment).
+ * changed). At most limits.maxChanges lines per scan: the other changes
+ * wait for the next scan. When the scan stopped short (a bound, or too
+ * many changes) a `scan_incomplete` marker says why, once per run and
+ * reason. The run's first scan removes stale temp files first.
+ *
+ * Never blocks the event loop for long: the walk and the reads yield, the
+ * contents are written asynchronously, each touched store directory is
+ * fsynced once, and all lines are appended in one write and one fsync,
+ * after the contents they name are durable. Returns the lines appended.
+ * Serialised with every other writer of the log in this process. Throws
+ * only on an I/O failure of the log or the store (the next scan tries
+ * again: nothing is lost but the moment).
  */
 export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who, clock: Clock, signal?: AbortSignal): Promise<VersionLine[]> {
   return withLogLock(v, async () => {
-    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, signal });
-    state.cache = scan.files;
+    const lim = state.limits;
+    if (!state.tidied) {
+      state.tidied = true;
+      await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
+    }
     const latest = state.latest.refresh();
-    const written: VersionLine[] = [];
-    const add = (rel: string, op: VersionOp, sha256: string | null, bytes: number | null) => {
-      const line: VersionLine = { path: rel, sha256, op, bytes, session_id: who.session_id, wake_id: who.wake_id, at: iso(clock.now()) };
-      appendVersion(v, line);
-      latest.byPath.set(rel, line);
-      written.push(line);
+    const wanted = (rel: string, sha: string) => latest.present(rel)?.sha256 !== sha;
+    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, wanted, signal });
+    const at = iso(clock.now());
+    const line = (rel: string, op: VersionOp, sha256: string | null, bytes: number | null, message?: string): VersionLine => ({ path: rel, sha256, op, bytes, session_id: who.session_id, wake_id: who.wake_id, at, ...(message !== undefined ? { message } : {}) });
+    const lines: VersionLine[] = [];
+    const toStore: Array<{ at: number; data: Buffer }> = [];
+    const newShas = new Set<string>();
+    let newBytes = 0;
+    let carried = false;
+    const room = () => {
+      if (lines.length < lim.maxChanges) return true;
+      carried = true;
+      return false;
     };
+    let n = 0;
     for (const f of scan.files.values()) {
+      const data = f.data;
+      delete f.data; // the cache keeps hashes, not contents
+      if (++n % 256 === 0) await yieldToLoop();
       const last = latest.present(f.rel);
       if (f.sha256 === null) {
         if (last?.op === 'too_large' && last.bytes === f.bytes) continue;
-        add(f.rel, 'too_large', null, f.bytes);
+        if (room()) lines.push(line(f.rel, 'too_large', null, f.bytes));
         continue;
       }
       if (last && last.sha256 === f.sha256) continue;
-      const data = readBack(v, f);
-      if (!data) continue; // changed again since the scan: the next scan sees it
-      add(f.rel, 'write', storeContent(v, data), data.length);
+      if (!data || !room()) continue; // not read this time, or no room: a later scan records it
+      const fresh = !latest.stored.has(f.sha256) && !newShas.has(f.sha256);
+      const over =
+        fresh &&
+        (state.storedBytes + newBytes + data.length > lim.runMaxStoredBytes ||
+          latest.storedBytes + newBytes + data.length > lim.storeMaxBytes ||
+          latest.stored.size + newShas.size + 1 > lim.storeMaxContents);
+      if (over) {
+        lines.push(line(f.rel, 'over_quota', f.sha256, data.length));
+        continue;
+      }
+      if (fresh) {
+        newShas.add(f.sha256);
+        newBytes += data.length;
+      }
+      toStore.push({ at: lines.length, data });
+      lines.push(line(f.rel, 'write', f.sha256, data.length));
     }
+    state.cache = scan.files;
     if (scan.complete) {
       for (const [rel, last] of latest.byPath) {
         if (last.op === 'delete' || scan.files.has(rel) || scan.unsure.has(rel) || notVersioned(rel)) continue;
-        add(rel, 'delete', null, null);
+        if (room()) lines.push(line(rel, 'delete', null, null));
       }
     }
-    return written;
+    const why = !scan.complete ? (scan.incomplete ?? 'a bound was reached') : carried ? `more than ${lim.maxChanges} changes at once` : null;
+    if (why !== null && !state.noted.has(why)) {
+      state.noted.add(why);
+      lines.push(line(DIRECTORY_PATH, 'scan_incomplete', null, null, `${why}: ${scan.complete ? 'the other changes are recorded by the next scans' : 'no deletion was inferred; the rest is recorded by a later scan'}`));
+    }
+    // Contents first (durable), then their lines: a line never names content that is not there.
+    const shas = await storeContents(
+      v,
+      toStore.map((s) => s.data),
+    );
+    toStore.forEach((s, i) => {
+      if (shas[i] !== lines[s.at]!.sha256) throw new Error('a content changed while it was stored');
+    });
+    appendVersions(v, lines);
+    state.storedBytes += newBytes;
+    for (const l of lines) latest.take(l);
+    return lines;
   });
-}
-
-/** A scanned file's content read again (the scan keeps hashes, not contents), if it still has the scanned hash. */
-function readBack(v: VersionedDir, f: ScannedFile): Buffer | null {
-  const vfs = new VirtualFs([{ target: '/d', host: v.dir, writable: false }], { home: '/d' });
-  let h;
-  try {
-    h = vfs.open(`/d/${f.rel}`);
-  } catch {
-    return null;
-  }
-  try {
-    if (!h.stat.isFile() || h.virtual !== `/d/${f.rel}`) return null;
-    const data = readAtMost(h.fd, MEMORY_DOCUMENT_MAX_BYTES, h.stat.size);
-    return data && sha256Of(data) === f.sha256 ? data : null;
-  } finally {
-    h.close();
-  }
 }
 
 /**

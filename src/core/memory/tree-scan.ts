@@ -13,18 +13,30 @@
  * - a file over `maxFileBytes` is not read past that bound, whatever it
  *   grows to meanwhile (readAtMost), and is reported with a null sha256;
  * - at most `maxEntries` entries, `maxTotalBytes` read in all, 64 levels
- *   deep; past a bound the scan says it is incomplete, and the caller then
- *   infers no deletions;
+ *   deep; past a bound the scan says it is incomplete (and why), and the
+ *   caller then infers no deletions;
  * - a file that changes while it is read (its size or mtime differ before
- *   and after) is reported `unsure`, not hashed: the next scan sees it.
+ *   and after) is reported `unsure`, not hashed: the next scan sees it;
+ * - a name that is not valid UTF-8 is scanned under its escaped name
+ *   (VirtualFs.walk); two files that end up with one name are both `unsure`
+ *   and the scan incomplete, rather than one hiding the other;
+ * - it yields to the event loop every SCAN_YIELD_FILES files read or
+ *   SCAN_YIELD_BYTES bytes read, whichever comes first, so a directory of
+ *   thousands of changed files never stalls the daemon's other sessions.
  *
  * A cache from one scan to the next (keyed by inode, size, mtime and ctime)
  * avoids reading files that did not change.
  */
 import fs from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { readAtMost } from '../sandbox/beneath.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { sha256Of } from './version-store.js';
+
+/** The scan yields to the event loop after at most this many files read... */
+export const SCAN_YIELD_FILES = 32;
+/** ...or this many bytes read, whichever comes first. */
+export const SCAN_YIELD_BYTES = 1024 * 1024;
 
 export interface ScannedFile {
   rel: string;
@@ -32,24 +44,34 @@ export interface ScannedFile {
   /** null when the file holds more than maxFileBytes (not read). */
   sha256: string | null;
   key: string;
+  /** The content read, kept only for a file `wanted` asked for (its hash is the content's). */
+  data?: Buffer;
 }
 
 export interface TreeScan {
   files: Map<string, ScannedFile>;
-  /** Regular files seen whose content is not known this time (changing while read, unreadable). */
+  /** Regular files seen whose content is not known this time (changing while read, unreadable, ambiguous name). */
   unsure: Set<string>;
   /** Every entry was looked at (no bound reached). */
   complete: boolean;
+  /** Why it is not complete (null when it is): what bound was reached. */
+  incomplete: string | null;
 }
 
 export interface ScanOptions {
   maxEntries: number;
   maxFileBytes: number;
   maxTotalBytes: number;
-  /** Files left out (derived files, temp files), by their relative path. */
+  /** Files left out (derived files), by their relative path. */
   exclude?: (rel: string) => boolean;
   /** The previous scan's files, reused for files whose inode, size and times did not change. */
   cache?: Map<string, ScannedFile>;
+  /**
+   * Whether the caller needs the content of `rel` at `sha256` (a change):
+   * the scan then keeps it in ScannedFile.data, reading a cached file again
+   * if need be. Kept contents are bounded by maxTotalBytes.
+   */
+  wanted?: (rel: string, sha256: string) => boolean;
   signal?: AbortSignal;
 }
 
@@ -57,7 +79,11 @@ const keyOf = (st: fs.Stats) => `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs
 
 /** Scans the host directory `dir`; a missing directory is an empty, complete scan. */
 export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
-  const out: TreeScan = { files: new Map(), unsure: new Set(), complete: true };
+  const out: TreeScan = { files: new Map(), unsure: new Set(), complete: true, incomplete: null };
+  const stop = (why: string) => {
+    out.complete = false;
+    out.incomplete ??= why;
+  };
   const vfs = new VirtualFs([{ target: '/d', host: dir, writable: false }], { home: '/d' });
   let root;
   try {
@@ -66,16 +92,25 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
     return out;
   }
   let total = 0;
+  let files = 0;
+  let bytes = 0;
   try {
     if (!root.stat.isDirectory()) return out;
     const walked = await vfs.walk(
       root,
-      (e) => {
+      async (e) => {
         if (o.exclude?.(e.rel)) return true;
+        if (out.files.has(e.rel) || out.unsure.has(e.rel)) {
+          // Two names shown alike (a non-UTF-8 name and its escaped text): neither is trusted.
+          out.files.delete(e.rel);
+          out.unsure.add(e.rel);
+          stop(`two files are named ${JSON.stringify(e.rel)} once escaped`);
+          return true;
+        }
         const cached = o.cache?.get(e.rel);
         const key = keyOf(e.stat);
-        if (cached && cached.key === key) {
-          out.files.set(e.rel, cached);
+        if (cached && cached.key === key && (cached.sha256 === null || !o.wanted?.(e.rel, cached.sha256))) {
+          out.files.set(e.rel, { rel: cached.rel, bytes: cached.bytes, sha256: cached.sha256, key: cached.key });
           return true;
         }
         if (e.stat.size > o.maxFileBytes) {
@@ -83,27 +118,38 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
           return true;
         }
         if (total + e.stat.size > o.maxTotalBytes) {
-          out.complete = false;
+          stop(`more than ${o.maxTotalBytes} bytes to read`);
           return false;
         }
         const got = readWhole(e, o.maxFileBytes);
         if (got === 'unsure') out.unsure.add(e.rel);
         else if (got !== 'gone') {
           total += got.bytes;
-          out.files.set(e.rel, { rel: e.rel, ...got });
+          const { data, ...rest } = got;
+          const keep = data !== null && rest.sha256 !== null && o.wanted?.(e.rel, rest.sha256) === true;
+          out.files.set(e.rel, { rel: e.rel, ...rest, ...(keep ? { data } : {}) });
+          bytes += got.bytes;
+        }
+        files += 1;
+        if (files >= SCAN_YIELD_FILES || bytes >= SCAN_YIELD_BYTES) {
+          files = 0;
+          bytes = 0;
+          await yieldToLoop();
         }
         return true;
       },
       { maxEntries: o.maxEntries, signal: o.signal },
     );
-    if (walked.truncated || o.signal?.aborted) out.complete = false;
+    if (walked.truncated) stop(`more than ${o.maxEntries} entries`);
+    if (walked.tooDeep) stop('directories nested deeper than the scan goes (64 levels)');
+    if (o.signal?.aborted) stop('stopped');
   } finally {
     root.close();
   }
   return out;
 }
 
-function readWhole(e: { open(): number }, max: number): { bytes: number; sha256: string | null; key: string } | 'unsure' | 'gone' {
+function readWhole(e: { open(): number }, max: number): { bytes: number; sha256: string | null; key: string; data: Buffer | null } | 'unsure' | 'gone' {
   let fd: number;
   try {
     fd = e.open();
@@ -117,8 +163,8 @@ function readWhole(e: { open(): number }, max: number): { bytes: number; sha256:
     const data = readAtMost(fd, max, before.size);
     const after = fs.fstatSync(fd);
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) return 'unsure';
-    if (data === null) return { bytes: after.size, sha256: null, key: keyOf(after) };
-    return { bytes: data.length, sha256: sha256Of(data), key: keyOf(after) };
+    if (data === null) return { bytes: after.size, sha256: null, key: keyOf(after), data: null };
+    return { bytes: data.length, sha256: sha256Of(data), key: keyOf(after), data };
   } catch {
     return 'unsure';
   } finally {

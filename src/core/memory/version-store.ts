@@ -13,19 +13,26 @@
  * Neither the log nor the store is under the agent's mounts: only the
  * directory itself is (/memory, /substrate).
  *
+ * The scan stores many contents at once (storeContents, asynchronous: the
+ * event loop keeps running): each content file fsynced, then each
+ * directory it touched once, then all of the scan's lines in one append
+ * and one fsync (appendVersions). Stale temp files of the store (a crash
+ * between create and rename) are removed by removeStaleStoreTemps.
+ *
  * Appends of one log are serialised within the process (withLogLock), so a
  * scan that compares the directory with the log's latest versions and then
  * appends cannot interleave with another run's scan of the same agent.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Home } from '../home.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { appendLines, readLines, START, type Cursor } from '../store/jsonl.js';
 import { describeIssues } from '../store/parse-line.js';
 import { readAtMost } from '../sandbox/beneath.js';
-import { SHA256, VersionLine } from '../schema/index.js';
+import { DIRECTORY_PATH, SHA256, VersionLine, type VersionOp } from '../schema/index.js';
 
 export interface VersionedDir {
   /** The directory's host path. */
@@ -67,6 +74,110 @@ export function storeContent(v: VersionedDir, data: Uint8Array): string {
   return sha;
 }
 
+/** The temp files of the store's writes (writeFileAtomic's and storeContents'): `.<sha256>.<12 hex>.tmp`. */
+const STORE_TEMP = /^\.[0-9a-f]{64}\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Stores each content once (like storeContent) without blocking the event
+ * loop: every new content file is written and fsynced, then renamed, and
+ * each directory that gained a file is fsynced once at the end. When this
+ * resolves every content is durable (so its line may be appended). Returns
+ * the sha256s in order.
+ */
+export async function storeContents(v: VersionedDir, contents: readonly Uint8Array[]): Promise<string[]> {
+  const dirs = new Set<string>();
+  const out: string[] = [];
+  for (const data of contents) {
+    const sha = sha256Of(data);
+    out.push(sha);
+    const file = contentFile(v, sha);
+    if (await exists(file)) continue;
+    const dir = path.dirname(file);
+    if (!(await exists(dir))) dirs.add(v.store);
+    await fsp.mkdir(dir, { recursive: true });
+    const tmp = path.join(dir, `.${sha}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+    try {
+      const fh = await fsp.open(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+      try {
+        await fh.writeFile(data);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await fsp.rename(tmp, file);
+    } catch (e) {
+      await fsp.rm(tmp, { force: true });
+      throw e;
+    }
+    dirs.add(dir);
+  }
+  for (const dir of dirs) await syncDir(dir);
+  return out;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fsp.lstat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  let fh;
+  try {
+    fh = await fsp.open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  } catch {
+    return;
+  }
+  try {
+    await fh.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is still atomic.
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Removes the store's temp files older than `olderThanMs` (left by a crash
+ * between create and rename; a younger one may be another process's write
+ * in progress). Returns how many were removed. Best effort.
+ */
+export async function removeStaleStoreTemps(v: VersionedDir, now: number, olderThanMs: number): Promise<number> {
+  let removed = 0;
+  let shards: string[];
+  try {
+    shards = await fsp.readdir(v.store);
+  } catch {
+    return 0;
+  }
+  for (const shard of shards) {
+    if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+    let dir;
+    try {
+      dir = await fsp.opendir(path.join(v.store, shard));
+    } catch {
+      continue;
+    }
+    for await (const e of dir) {
+      if (!STORE_TEMP.test(e.name)) continue;
+      const file = path.join(v.store, shard, e.name);
+      try {
+        const st = await fsp.lstat(file);
+        if (st.isFile() && now - st.mtimeMs > olderThanMs) {
+          await fsp.unlink(file);
+          removed += 1;
+        }
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return removed;
+}
+
 /** The largest content the store is read back at (promote's bound; memory's is smaller). */
 const READ_MAX = 16 * 1024 * 1024;
 
@@ -85,6 +196,17 @@ export function readContent(v: VersionedDir, sha: string): Buffer | null {
     fs.closeSync(fd);
   }
 }
+
+/** Appends version lines in one write and one fsync (each checked against the schema first: all or none). */
+export function appendVersions(v: VersionedDir, lines: readonly VersionLine[]): void {
+  if (lines.length === 0) return;
+  const text = lines.map((l) => JSON.stringify(VersionLine.parse(l)));
+  fs.mkdirSync(path.dirname(v.log), { recursive: true });
+  appendLines(v.log, text, { durable: true });
+}
+
+/** Ops whose line names a content in the store. */
+const STORED_OPS: ReadonlySet<VersionOp> = new Set(['write', 'restore', 'promote']);
 
 /** Appends one version line (checked against the schema; durable: it is the only record of the change). */
 export function appendVersion(v: VersionedDir, line: VersionLine): void {
@@ -133,18 +255,36 @@ export function readVersions(v: VersionedDir): VersionsRead {
  */
 export class LatestVersions {
   private cursor: Cursor = START;
+  /** The latest line of each file (scan_incomplete markers are not files: left out). */
   readonly byPath = new Map<string, VersionLine>();
+  /** The contents the log's lines stored (each once) and their bytes in all: the store's size as the log tells it. */
+  readonly stored = new Set<string>();
+  storedBytes = 0;
 
   constructor(private readonly v: VersionedDir) {}
 
   refresh(): this {
     const r = readLines(this.v.log, this.cursor);
-    if (r.reset) this.byPath.clear();
+    if (r.reset) {
+      this.byPath.clear();
+      this.stored.clear();
+      this.storedBytes = 0;
+    }
     const out: VersionsRead = { lines: [], notes: [] };
     parseVersionLines(this.v.log, r.lines, out);
-    for (const { line } of out.lines) this.byPath.set(line.path, line);
+    for (const { line } of out.lines) this.take(line);
     this.cursor = r.cursor;
     return this;
+  }
+
+  /** Takes one line in (refresh's, or one just appended; taking a line twice changes nothing). */
+  take(line: VersionLine): void {
+    if (line.path === DIRECTORY_PATH) return;
+    this.byPath.set(line.path, line);
+    if (line.sha256 !== null && STORED_OPS.has(line.op) && !this.stored.has(line.sha256)) {
+      this.stored.add(line.sha256);
+      this.storedBytes += line.bytes ?? 0;
+    }
   }
 
   /** Whether `path` exists as of the log (its latest line is not a delete). */

@@ -16,6 +16,10 @@
  * Only for `memory: read_write` (read_only: the agent cannot change it;
  * none: there is no /memory). A failed scan never stops a run: the next
  * scan compares with the log again, so nothing is lost but the moment.
+ * A scan that logs `over_quota` or `scan_incomplete` also tells the
+ * operator in the session's log: a session.error (terminal, the run goes
+ * on) with code memory_over_quota or memory_scan_incomplete, once per run
+ * and code.
  */
 import { memoryPromptSection, notVersioned, newScanState, recordContent, scanAndRecord, type ScanState } from '../memory/memory-dir.js';
 import { recordingSandbox } from '../memory/recording-sandbox.js';
@@ -24,6 +28,8 @@ import type { Clock } from '../clock.js';
 import type { Home } from '../home.js';
 import type { MemorySettings } from '../schema/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { VersionLine } from '../schema/index.js';
+import type { RunJournal } from './journal.js';
 import type { AfterRunHook, AfterTurnHook } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
 
@@ -68,24 +74,41 @@ export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: s
 /** Scans memory/ after each turn that called a tool and at the run's end, recording what changed. */
 export function memoryRecorder(): AfterTurnHook & AfterRunHook {
   let state: ScanState | null = null;
-  const scan = async (ctx: RunContext) => {
+  const told = new Set<string>();
+  const scan = async (ctx: RunContext, journal: RunJournal) => {
     if (ctx.agent.def.memory.mode !== 'read_write') return;
     const v = memoryVersioned(ctx.rt.home, ctx.agent.id);
     state ??= newScanState(v);
+    let lines: VersionLine[];
     try {
-      await scanAndRecord(v, state, { session_id: ctx.sessionId, wake_id: ctx.runId }, ctx.rt.deps.clock);
+      lines = await scanAndRecord(v, state, { session_id: ctx.sessionId, wake_id: ctx.runId }, ctx.rt.deps.clock);
     } catch {
-      // the next scan compares with the log again
+      return; // the next scan compares with the log again
     }
+    tell(journal, told, lines);
   };
   return {
-    async afterTurn(ctx, _journal, turn) {
-      if (turn && turn.uses.length > 0) await scan(ctx);
+    async afterTurn(ctx, journal, turn) {
+      if (turn && turn.uses.length > 0) await scan(ctx, journal);
       return undefined;
     },
-    async afterRun(ctx, _journal, ending) {
-      await scan(ctx);
+    async afterRun(ctx, journal, ending) {
+      await scan(ctx, journal);
       return ending;
     },
   };
+}
+
+/** A session.error for what the operator should know of a scan (versions not kept), once per run and code. */
+function tell(journal: RunJournal, told: Set<string>, lines: readonly VersionLine[]): void {
+  const over = lines.filter((l) => l.op === 'over_quota');
+  if (over.length > 0 && !told.has('memory_over_quota')) {
+    told.add('memory_over_quota');
+    journal.error({ code: 'memory_over_quota', message: `/memory: ${over.length} change(s) logged without their content (the run's byte budget or the agent's version store quota is spent); see memory.log.jsonl`, retry: 'terminal' });
+  }
+  const marker = lines.find((l) => l.op === 'scan_incomplete');
+  if (marker && !told.has('memory_scan_incomplete')) {
+    told.add('memory_scan_incomplete');
+    journal.error({ code: 'memory_scan_incomplete', message: `/memory scan incomplete: ${marker.message ?? 'a bound was reached'}`, retry: 'terminal' });
+  }
 }

@@ -14,9 +14,12 @@
  * The rename replaces the name given: a symlink there is replaced, not
  * written through.
  *
- * Temp files are named `.<name>.<12 hex>.openboa-tmp` (TEMP_NAME): the
- * memory scan leaves them out. A crash between create and rename leaves one
- * behind; it holds nothing the log depends on.
+ * Temp files are named `.<name>.<12 hex>.openboa-tmp` (TEMP_NAME). The
+ * create, write and rename happen in one synchronous call, so the memory
+ * scan (asynchronous, in this process) never meets one in progress and
+ * versions such names like any other. A crash between create and rename
+ * leaves one behind; it holds nothing the log depends on, and the memory
+ * scan removes it once it is stale (memory-dir.ts, removeStaleTemps).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -69,13 +69,20 @@ export interface OpenOptions {
 
 /** One file met by walk(). */
 export interface WalkEntry {
-  /** Path relative to the walk's root, with "/" separators. */
+  /**
+   * Path relative to the walk's root, with "/" separators. A name that is
+   * not valid UTF-8 is shown with each byte from 0x80 up as `\xHH` (see
+   * walkName): two different files can then share a `rel` (one whose name
+   * really is that text), which the caller must treat as ambiguous.
+   */
   rel: string;
   /** Sandbox path. */
   virtual: string;
   stat: fs.Stats;
   /** Opens the file for reading, race-free (by name in its directory's descriptor, O_NOFOLLOW). */
   open(): number;
+  /** Unlinks the name in its directory's descriptor (whatever it is now; a directory is not removed). */
+  remove(): void;
 }
 
 const MAX_LINKS = 40;
@@ -272,20 +279,28 @@ export class VirtualFs {
    * from its parent's descriptor with O_NOFOLLOW, so nothing the shell swaps
    * in meanwhile leads the walk outside. `visit` returns false to stop.
    * Yields to the event loop now and then; stops when `signal` aborts.
-   * Returns how many entries were looked at.
+   * Names are read as bytes and opened as bytes, so a name that is not
+   * valid UTF-8 is visited too (its `rel` escaped, see walkName). Returns
+   * how many entries were looked at, whether it stopped at maxEntries
+   * (`truncated`), and whether a directory deeper than MAX_WALK_DEPTH was
+   * left out (`tooDeep`): either way not every file was visited.
    */
-  async walk(root: Opened, visit: (e: WalkEntry) => boolean | Promise<boolean>, o: { signal?: AbortSignal; maxEntries: number }): Promise<{ seen: number; truncated: boolean }> {
+  async walk(root: Opened, visit: (e: WalkEntry) => boolean | Promise<boolean>, o: { signal?: AbortSignal; maxEntries: number }): Promise<{ seen: number; truncated: boolean; tooDeep: boolean }> {
     let seen = 0;
     let truncated = false;
+    let tooDeep = false;
     const descend = async (dirFd: number, virtual: string, rel: string, depth: number): Promise<boolean> => {
-      let names: fs.Dirent[];
+      let raw: Array<fs.Dirent<Buffer>>;
       try {
         // No more entries than the walk may still look at (+1, to know it stopped short).
-        names = readEntries(fdPath(dirFd), o.maxEntries - seen + 1).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        raw = readRawEntries(fdPath(dirFd), o.maxEntries - seen + 1).sort((a, b) => Buffer.compare(a.name, b.name));
       } catch {
         return true; // vanished or unreadable: skip it
       }
-      for (const d of names) {
+      for (const dr of raw) {
+        const bytes = dr.name;
+        const d = { name: walkName(bytes) };
+        const here = () => rawAt(dirFd, bytes);
         if (o.signal?.aborted) return false;
         if (++seen > o.maxEntries) {
           truncated = true;
@@ -297,7 +312,10 @@ export class VirtualFs {
         const sub = this.mountOf(v);
         if (sub && sub.target === v) {
           // A mount below the root: the sandbox shows the mount, not what lies under it on the host.
-          if (depth >= MAX_WALK_DEPTH) continue;
+          if (depth >= MAX_WALK_DEPTH) {
+            tooDeep = true;
+            continue;
+          }
           let fd: number;
           try {
             fd = openMountRoot(sub.host, v);
@@ -313,15 +331,18 @@ export class VirtualFs {
         }
         let st: fs.Stats;
         try {
-          st = fs.lstatSync(at(dirFd, d.name));
+          st = fs.lstatSync(here());
         } catch {
           continue;
         }
         if (st.isDirectory()) {
-          if (depth >= MAX_WALK_DEPTH) continue;
+          if (depth >= MAX_WALK_DEPTH) {
+            tooDeep = true;
+            continue;
+          }
           let fd: number;
           try {
-            fd = fs.openSync(at(dirFd, d.name), DIR_FLAGS);
+            fd = fs.openSync(here(), DIR_FLAGS);
           } catch {
             continue; // swapped for a symlink or removed meanwhile: not followed
           }
@@ -331,14 +352,14 @@ export class VirtualFs {
             closeQuietly(fd);
           }
         } else if (st.isFile()) {
-          const entry: WalkEntry = { rel: r, virtual: v, stat: st, open: () => fs.openSync(at(dirFd, d.name), READ_FLAGS) };
+          const entry: WalkEntry = { rel: r, virtual: v, stat: st, open: () => fs.openSync(here(), READ_FLAGS), remove: () => fs.unlinkSync(here()) };
           if (!(await visit(entry))) return false;
         }
       }
       return true;
     };
     await descend(root.fd, root.virtual, '', 0);
-    return { seen, truncated };
+    return { seen, truncated, tooDeep };
   }
 
   private describeRoots(write?: boolean): string {
@@ -357,6 +378,41 @@ function readEntries(dir: string, max: number): fs.Dirent[] {
     d.closeSync();
   }
   return out;
+}
+
+/** Like readEntries, names as bytes (a name need not be UTF-8). */
+function readRawEntries(dir: string, max: number): Array<fs.Dirent<Buffer>> {
+  const out: Array<fs.Dirent<Buffer>> = [];
+  const d = fs.opendirSync(dir, { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
+  try {
+    for (let e = d.readSync() as fs.Dirent<Buffer> | null; e && out.length < max; e = d.readSync() as fs.Dirent<Buffer> | null) out.push(e);
+  } finally {
+    d.closeSync();
+  }
+  return out;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A directory entry's name as text: itself when it is valid UTF-8; else
+ * every byte from 0x80 up written `\xHH` (ASCII kept), so the name stays
+ * one readable, distinct-per-byte-string path component.
+ */
+export function walkName(name: Buffer): string {
+  try {
+    return UTF8.decode(name);
+  } catch {
+    let out = '';
+    for (const b of name) out += b < 0x80 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+    return out;
+  }
+}
+
+/** `name` (bytes, one component) in the directory `dirFd`, as a path the fs calls take. */
+function rawAt(dirFd: number, name: Buffer): Buffer {
+  if (name.length === 0 || name.includes(0x2f) || name.equals(Buffer.from('.')) || name.equals(Buffer.from('..'))) throw new Error('rawAt(): not a single path component');
+  return Buffer.concat([Buffer.from(`${fdPath(dirFd)}/`), name]);
 }
 
 function split(p: string): string[] {

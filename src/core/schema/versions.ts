@@ -13,9 +13,14 @@ import { Timestamp } from './common.js';
  * What a line records: `write` (a file's new content, from the file tools or
  * found by the scan), `delete`, `restore` (a person wrote an old version
  * back), `promote` (copied from a session's /workspace), `too_large` (a file
- * over MEMORY_DOCUMENT_MAX_BYTES that bash made: noted, its content not stored).
+ * over MEMORY_DOCUMENT_MAX_BYTES that bash made: noted, its content not stored),
+ * `over_quota` (a new content the scan found past the run's byte budget or
+ * the store's quota: its sha256 and size noted, its content not stored),
+ * `scan_incomplete` (a marker, path "."; not a change: the scan stopped at a
+ * bound, said in `message`, so no deletion was inferred and the rest waits
+ * for a later scan).
  */
-export const VERSION_OPS = ['write', 'delete', 'restore', 'promote', 'too_large'] as const;
+export const VERSION_OPS = ['write', 'delete', 'restore', 'promote', 'too_large', 'over_quota', 'scan_incomplete'] as const;
 export const VersionOp = z.enum(VERSION_OPS);
 export type VersionOp = z.infer<typeof VersionOp>;
 
@@ -29,24 +34,29 @@ export const VersionPath = z
   .max(4096)
   .refine((p) => !p.includes('\0') && p.split('/').every((c) => c !== '' && c !== '.' && c !== '..'), 'expected a relative path without empty, "." or ".." parts');
 
+/** The path of a `scan_incomplete` marker: the directory itself. */
+export const DIRECTORY_PATH = '.';
+
 export const VersionLine = z
   .strictObject({
-    path: VersionPath,
-    /** The content's sha256 (its file in the content store); null for delete and too_large. */
+    path: z.union([VersionPath, z.literal(DIRECTORY_PATH)]),
+    /** The content's sha256 (its file in the content store, except for over_quota); null for delete, too_large and scan_incomplete. */
     sha256: Sha256.nullable(),
     op: VersionOp,
-    /** The content's size; null for delete. */
+    /** The content's size; null for delete and scan_incomplete. */
     bytes: z.number().int().nonnegative().nullable(),
     /** The session and run that made the change; null for a person's (restore). */
     session_id: z.string().min(1).nullable(),
     wake_id: z.string().min(1).nullable(),
     at: Timestamp,
-    /** promote's message. */
+    /** promote's message; scan_incomplete's reason. */
     message: z.string().max(4000).optional(),
   })
   .superRefine((l, ctx) => {
-    const none = l.op === 'delete' || l.op === 'too_large';
+    const none = l.op === 'delete' || l.op === 'too_large' || l.op === 'scan_incomplete';
     if (none !== (l.sha256 === null)) ctx.addIssue({ code: 'custom', path: ['sha256'], message: none ? `expected null for op ${l.op}` : `expected a sha256 for op ${l.op}` });
+    const marker = l.op === 'scan_incomplete';
+    if (marker !== (l.path === DIRECTORY_PATH)) ctx.addIssue({ code: 'custom', path: ['path'], message: marker ? `expected "${DIRECTORY_PATH}" for op ${l.op}` : `"${DIRECTORY_PATH}" is only the path of a scan_incomplete marker` });
   });
 export type VersionLine = z.infer<typeof VersionLine>;
 

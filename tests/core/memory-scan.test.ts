@@ -1,0 +1,158 @@
+/**
+ * The memory scan under a hostile agent (docs/memory.md, "Versions"): it
+ * never stalls the event loop, records at most a bounded number of changes
+ * per scan (the rest later), keeps the store within a run budget and a
+ * quota, versions every name the agent can make (temp-like, not UTF-8),
+ * says when it stopped short instead of inferring deletions, and removes
+ * the temp files a crash left behind.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempHome } from '../helpers/home.js';
+import { ManualClock } from '../helpers/clock.js';
+import { MEMORY_SCAN_MAX_CHANGES, newScanState, scanAndRecord } from '../../src/core/memory/memory-dir.js';
+import { memoryVersioned, readContent, readVersions, sha256Of } from '../../src/core/memory/version-store.js';
+import { VersionLine } from '../../src/core/schema/index.js';
+
+const who = { session_id: 'sess', wake_id: 'wrun_1' };
+
+function setup(t: Parameters<typeof tempHome>[0]) {
+  const h = tempHome(t);
+  const v = memoryVersioned(h.home, 'a');
+  fs.mkdirSync(v.dir, { recursive: true });
+  return { v, clock: new ManualClock(Date.parse('2026-11-23T10:00:00Z')) };
+}
+
+const ops = (lines: VersionLine[]) => lines.map((l) => l.op);
+
+test('a scan of 5,000 changed files keeps the event loop turning and records at most MEMORY_SCAN_MAX_CHANGES lines, the rest at the next scans', async (t) => {
+  const { v, clock } = setup(t);
+  for (let i = 0; i < 5000; i++) fs.writeFileSync(path.join(v.dir, `f${i}`), `content ${i} ${'x'.repeat(i % 200)}`);
+  const st = newScanState(v);
+  let ticks = 0;
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    ticks += 1;
+  }, 1);
+  const started = performance.now();
+  let lines: VersionLine[];
+  try {
+    lines = await scanAndRecord(v, st, who, clock);
+  } finally {
+    clearInterval(timer);
+  }
+  const took = performance.now() - started;
+  longest = Math.max(longest, performance.now() - last);
+  // The scan yields every few dozen files and awaits each content write: a timer runs
+  // hundreds of times; a synchronous scan lets it run a handful of times at most.
+  assert.ok(ticks >= 100, `the timer ran ${ticks} times during a ${Math.round(took)} ms scan`);
+  assert.ok(longest < 500, `the longest stall was ${Math.round(longest)} ms`);
+  assert.equal(lines.filter((l) => l.op === 'write').length, MEMORY_SCAN_MAX_CHANGES);
+  assert.match(lines.at(-1)?.message ?? '', /more than 1000 changes at once/);
+  assert.equal(lines.at(-1)?.path, '.');
+  // The rest carry to the next scans; the marker is logged once per run.
+  let total = MEMORY_SCAN_MAX_CHANGES;
+  for (let i = 0; i < 5 && total < 5000; i++) {
+    const more = await scanAndRecord(v, st, who, clock);
+    assert.ok(more.every((l) => l.op === 'write'));
+    total += more.length;
+  }
+  assert.equal(total, 5000);
+  assert.deepEqual(await scanAndRecord(v, st, who, clock), []);
+  const logged = readVersions(v);
+  assert.deepEqual(logged.notes, []);
+  assert.equal(logged.lines.filter((l) => l.line.op === 'write').length, 5000);
+  assert.equal(readContent(v, sha256Of(Buffer.from('content 7 xxxxxxx')))?.toString(), 'content 7 xxxxxxx');
+});
+
+test('past the run budget or the store quota a change is logged over_quota, without content, once', async (t) => {
+  const { v, clock } = setup(t);
+  for (let i = 0; i < 4; i++) fs.writeFileSync(path.join(v.dir, `f${i}`), String(i).repeat(100));
+  const st = newScanState(v, { runMaxStoredBytes: 250 });
+  const lines = await scanAndRecord(v, st, who, clock);
+  assert.deepEqual(ops(lines), ['write', 'write', 'over_quota', 'over_quota']);
+  const over = lines[2]!;
+  assert.deepEqual([over.sha256, over.bytes], [sha256Of(Buffer.from('2'.repeat(100))), 100]);
+  assert.equal(readContent(v, over.sha256!), null, 'its content is not stored');
+  assert.deepEqual(await scanAndRecord(v, st, who, clock), [], 'unchanged: not logged again');
+  // The same content under another name costs nothing: it is stored already.
+  fs.writeFileSync(path.join(v.dir, 'copy'), '0'.repeat(100));
+  assert.deepEqual(ops(await scanAndRecord(v, st, who, clock)), ['write']);
+  // The store's quota holds across runs (counted from the log).
+  const next = newScanState(v, { storeMaxContents: 2 });
+  fs.writeFileSync(path.join(v.dir, 'new'), 'new');
+  assert.deepEqual(ops(await scanAndRecord(v, next, who, clock)), ['over_quota']);
+  const bytes = newScanState(v, { storeMaxBytes: 200 });
+  fs.writeFileSync(path.join(v.dir, 'new'), 'newer');
+  assert.deepEqual(ops(await scanAndRecord(v, bytes, who, clock)), ['over_quota']);
+});
+
+test('names that look like temp files, and names that are not UTF-8, are versioned', async (t) => {
+  const { v, clock } = setup(t);
+  fs.mkdirSync(path.join(v.dir, 'd'));
+  fs.writeFileSync(path.join(v.dir, 'd', '.stash.abcdefabcdef.openboa-tmp'), 'hidden?');
+  fs.writeFileSync(path.join(v.dir, '.LEARNINGS.md.abcdefabcdef.tmp'), 'hidden too?');
+  fs.writeFileSync(Buffer.from([...Buffer.from(`${v.dir}/bad`), 0xff, 0xfe]), 'latin');
+  const lines = await scanAndRecord(v, newScanState(v), who, clock);
+  const byPath = new Map(lines.map((l) => [l.path, l]));
+  assert.equal(byPath.get('d/.stash.abcdefabcdef.openboa-tmp')?.op, 'write');
+  assert.equal(byPath.get('.LEARNINGS.md.abcdefabcdef.tmp')?.op, 'write');
+  const bad = byPath.get('bad\\xff\\xfe');
+  assert.equal(bad?.op, 'write', `logged: ${[...byPath.keys()].join(', ')}`);
+  assert.equal(readContent(v, bad!.sha256!)?.toString(), 'latin');
+  // A UTF-8 name spelling the escape: neither file is trusted, the scan says so, nothing is deleted.
+  fs.writeFileSync(path.join(v.dir, 'bad\\xff\\xfe'), 'impostor');
+  const again = await scanAndRecord(v, newScanState(v), who, clock);
+  assert.deepEqual(ops(again), ['scan_incomplete']);
+  assert.match(again[0]!.message ?? '', /two files are named/);
+});
+
+test('a versioned file moved deeper than the walk goes is not logged deleted: the scan says it stopped short', async (t) => {
+  const { v, clock } = setup(t);
+  fs.writeFileSync(path.join(v.dir, 'keep.md'), 'keep');
+  const st = newScanState(v);
+  assert.deepEqual(ops(await scanAndRecord(v, st, who, clock)), ['write']);
+  let deep = v.dir;
+  for (let i = 0; i < 70; i++) deep = path.join(deep, 'd');
+  fs.mkdirSync(deep, { recursive: true });
+  fs.renameSync(path.join(v.dir, 'keep.md'), path.join(deep, 'keep.md'));
+  const lines = await scanAndRecord(v, st, who, clock);
+  assert.deepEqual(ops(lines), ['scan_incomplete']);
+  assert.match(lines[0]!.message ?? '', /deeper than the scan goes.*no deletion was inferred/);
+});
+
+test("a run's first scan removes temp files a crash left (older than MEMORY_TEMP_STALE_MS) in memory/ and the store, not fresh ones", async (t) => {
+  const { v, clock } = setup(t);
+  const old = (clock.now() - 20 * 60_000) / 1000;
+  const stale = path.join(v.dir, '.MEMORY.md.0123456789ab.openboa-tmp');
+  const fresh = path.join(v.dir, '.MEMORY.md.ba9876543210.openboa-tmp');
+  const staleStore = path.join(v.store, 'ab', `.${'ab'.repeat(32)}.0123456789ab.tmp`);
+  fs.mkdirSync(path.dirname(staleStore), { recursive: true });
+  for (const f of [stale, fresh, staleStore]) fs.writeFileSync(f, 'x'.repeat(1000));
+  fs.utimesSync(stale, old, old);
+  fs.utimesSync(staleStore, old, old);
+  fs.utimesSync(fresh, clock.now() / 1000, clock.now() / 1000);
+  const lines = await scanAndRecord(v, newScanState(v), who, clock);
+  assert.equal(fs.existsSync(stale), false);
+  assert.equal(fs.existsSync(staleStore), false);
+  assert.equal(fs.existsSync(fresh), true, 'maybe a write in progress elsewhere');
+  assert.deepEqual(
+    lines.map((l) => [l.op, l.path]),
+    [['write', '.MEMORY.md.ba9876543210.openboa-tmp']],
+  );
+});
+
+test('old log lines still parse; a scan_incomplete marker is only ever the directory', () => {
+  const base = { sha256: null, bytes: null, session_id: 's', wake_id: 'w', at: '2026-11-23T10:00:00.000Z' };
+  assert.ok(VersionLine.safeParse({ ...base, path: 'a.md', op: 'delete' }).success);
+  assert.ok(VersionLine.safeParse({ ...base, path: '.', op: 'scan_incomplete', message: 'why' }).success);
+  assert.ok(!VersionLine.safeParse({ ...base, path: 'a.md', op: 'scan_incomplete' }).success);
+  assert.ok(!VersionLine.safeParse({ ...base, path: '.', op: 'delete' }).success);
+  assert.ok(!VersionLine.safeParse({ ...base, path: 'a.md', op: 'over_quota' }).success, 'over_quota names the sha256 it did not keep');
+});
