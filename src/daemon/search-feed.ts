@@ -22,6 +22,12 @@
  *   learnings journals, and reopens the index if its file was deleted or
  *   replaced (the next search would otherwise rebuild one the daemon never
  *   feeds).
+ * - Never blocks the event loop long: the index is opened with
+ *   SHORT_BUSY_TIMEOUT_MS, the first SQLITE_BUSY (another process holding
+ *   the write lock) ends the catch-up or flush at once (the sweep retries),
+ *   a background catch-up yields after every chunk of a log, and a hinted
+ *   session gets at most FLUSH_CHUNKS chunks per turn (the rest is hinted
+ *   again for the next turn).
  * - Never throws: failures are notices; search is an aid, never a reason
  *   for the daemon to stop.
  */
@@ -29,7 +35,7 @@ import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Runtime } from '../core/run/run-context.js';
 import { SessionSearch } from '../core/search/session-search.js';
-import { searchDbFile } from '../core/search/search-db.js';
+import { SHORT_BUSY_TIMEOUT_MS, searchDbFile } from '../core/search/search-db.js';
 import { emptyReport, type CatchUpReport } from '../core/search/search-indexer.js';
 
 export interface SearchFeedOptions {
@@ -40,8 +46,8 @@ export interface SearchFeedOptions {
 
 /** Learnings journals are read at most this often on hints, ms (the learn tool writes them during runs). */
 const LEARNINGS_EVERY_MS = 1000;
-/** Sessions caught up between two yields to the event loop during a background catch-up. */
-const SLICE = 16;
+/** Chunks (search-indexer.ts CHUNK_LINES) of one hinted session read per turn of the event loop. */
+const FLUSH_CHUNKS = 4;
 
 export class SearchFeed {
   private search: SessionSearch | null = null;
@@ -71,7 +77,7 @@ export class SearchFeed {
     this.search?.close();
     this.search = null;
     try {
-      this.search = SessionSearch.open(this.o.rt.store, this.o.rt.deps.env, this.file);
+      this.search = SessionSearch.open(this.o.rt.store, this.o.rt.deps.env, this.file, { busyMs: SHORT_BUSY_TIMEOUT_MS });
       this.ino = fs.statSync(this.file).ino;
       return true;
     } catch (e) {
@@ -110,9 +116,14 @@ export class SearchFeed {
     const s = this.search;
     if (!s) return;
     const report = emptyReport();
-    for (const id of ids) s.indexer.catchUpSession(id, report);
+    for (const id of ids) {
+      let chunks = 0;
+      const how = s.indexer.catchUpSession(id, report, () => ++chunks >= FLUSH_CHUNKS);
+      if (how === 'stopped') this.hint(id);
+      if (how === 'busy') break; // the sweep retries
+    }
     const now = this.o.rt.deps.clock.now();
-    if (now - this.learningsAt >= LEARNINGS_EVERY_MS) {
+    if (!report.busy && now - this.learningsAt >= LEARNINGS_EVERY_MS) {
       this.learningsAt = now;
       for (const a of s.indexer.learningAgents()) s.indexer.catchUpLearnings(a, report);
     }
@@ -133,14 +144,22 @@ export class SearchFeed {
         s.indexer.forgetSession(id);
         report.removed += 1;
       }
-      for (let i = 0; i < stale.length; i++) {
-        if (this.stopped || this.search !== s) return;
-        s.indexer.catchUpSession(stale[i] as string, report);
-        if (i % SLICE === SLICE - 1) await yieldToLoop();
+      for (const id of stale) {
+        // One chunk per turn of the event loop: a log of 100,000 lines never holds up the runs.
+        for (;;) {
+          if (this.stopped || this.search !== s) return;
+          const how = s.indexer.catchUpSession(id, report, () => true);
+          if (how === 'busy') return; // another writer: the next sweep retries
+          await yieldToLoop();
+          if (how === 'done') break;
+        }
         s = this.search;
         if (!s) return;
       }
-      for (const a of s.indexer.learningAgents()) s.indexer.catchUpLearnings(a, report);
+      for (const a of s.indexer.learningAgents()) {
+        s.indexer.catchUpLearnings(a, report);
+        if (report.busy) return;
+      }
       if (why === 'start' && report.sources > 0) {
         const ms = this.o.rt.deps.clock.now() - started;
         this.o.notice(`search index: ${report.rows} row(s) from ${report.sources} log(s) indexed in ${(ms / 1000).toFixed(1)} s`, { event: 'search_index_caught_up', rows: report.rows, sources: report.sources, ms });

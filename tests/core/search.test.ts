@@ -102,7 +102,7 @@ test('search finds a fact from an old session, and read_session returns the even
   assert.equal(results[1]!.is_error, false, reread);
   assert.match(reread!, /listens on port 6543; connect with token \[REDACTED:API_KEY\]/);
   assert.match(reread!, /remember it/);
-  assert.match(reread!, /agent\.message[^\n]*\nNoted: port 6543/);
+  assert.match(reread!, /agent\.message[^\n]*\n│ Noted: port 6543/);
   assert.match(reread!, /session\.created/, 'one event before the anchor');
   for (const text of [found, reread]) assert.doesNotMatch(text!, new RegExp(SECRET));
   // The index itself holds the redacted text: snippets go to a model.

@@ -21,6 +21,7 @@ export async function run(ctx: CliContext, { args, rest, flags }: CommandInput):
     const hits = search.search(query, { agentId: agent, limit });
     if (ctx.json) return ctx.out.data({ query, agent_id: agent, hits, skipped: caught.problems });
     for (const p of caught.problems) ctx.out.warn(`${p.source} not indexed: ${p.message}`);
+    if (caught.busy) ctx.out.warn(`the search index is being written by another process: ${caught.deferred} session(s) not caught up; the results may be incomplete`);
     if (hits.length === 0) return ctx.out.line(`no candidates for ${JSON.stringify(query)}${agent ? ` in agent ${agent}'s sessions` : ''}`);
     for (const h of hits) {
       ctx.out.line(`${h.session_id}  ${h.event_id}  ${h.kind}  ${h.created_at.slice(0, 19)}  score ${h.score}${agent ? '' : `  agent ${h.agent_id}`}${h.title ? `  "${h.title}"` : ''}`);

@@ -9,6 +9,7 @@
  * inputs, thinking) is not: it is reachable by read_session around a hit.
  */
 import type { SessionEvent, SearchKind } from '../schema/index.js';
+import type { Redactor } from '../redact.js';
 import { cutHead } from '../text-cut.js';
 
 /**
@@ -29,8 +30,13 @@ function textOf(blocks: ReadonlyArray<{ type: string; text?: string }> | string 
     .join('\n');
 }
 
-/** The text an event contributes to the index and its kind, or null when it contributes none. */
-export function indexedText(e: SessionEvent): { kind: SearchKind; text: string } | null {
+/**
+ * The text an event contributes to the index and its kind, or null when it
+ * contributes none. Redacted whole, then cut to INDEXED_TEXT_MAX: a secret
+ * straddling the cut would otherwise be stored half, where no redaction
+ * finds it again.
+ */
+export function indexedText(e: SessionEvent, redactor: Redactor): { kind: SearchKind; text: string } | null {
   let kind: SearchKind;
   let text: string;
   switch (e.type) {
@@ -55,15 +61,33 @@ export function indexedText(e: SessionEvent): { kind: SearchKind; text: string }
   }
   text = text.trim();
   if (text === '') return null;
-  return { kind, text: cutHead(text, INDEXED_TEXT_MAX) };
+  return { kind, text: cutHead(redactor.text(text), INDEXED_TEXT_MAX) };
 }
 
 function bounded(text: string, max = WINDOW_EVENT_MAX): string {
   return text.length > max ? `${cutHead(text, max)}… [${text.length - max} more characters]` : text;
 }
 
-/** One event as read_session shows it: a header line, then its payload (bounded). */
-export function windowText(line: number, e: SessionEvent): string {
+/** What starts every line of a recorded body in read_session's and search_sessions' output. */
+export const QUOTE = '│ ';
+
+/**
+ * `text` quoted: every line starts with QUOTE, so a recorded body can never
+ * forge a header, an end marker or an instruction line of the output.
+ */
+export function quoted(text: string): string {
+  return text
+    .split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/)
+    .map((l) => QUOTE + l)
+    .join('\n');
+}
+
+/**
+ * One event as read_session shows it: a header line, then its payload,
+ * redacted whole, then bounded (a secret straddling the cut would survive
+ * as a half), then quoted line by line.
+ */
+export function windowText(line: number, e: SessionEvent, redactor: Redactor): string {
   const head = `--- line ${line} · ${e.created_at} · ${e.type} · ${e.id}`;
   let body: string;
   switch (e.type) {
@@ -104,5 +128,5 @@ export function windowText(line: number, e: SessionEvent): string {
     default:
       body = '';
   }
-  return body ? `${head}\n${bounded(body)}` : head;
+  return body ? `${redactor.text(head)}\n${quoted(bounded(redactor.text(body)))}` : redactor.text(head);
 }

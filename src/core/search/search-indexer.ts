@@ -18,19 +18,25 @@
  * - A bad line (not JSON, not an event) is skipped: the cursor moves past
  *   it and indexing goes on. A log of a format this code does not read is
  *   left out and reported.
- * - Redacted: every text is passed through the session's Redactor (its
- *   environment's secrets as `env` has them) before it is stored, since the
- *   snippets go back to a model. The runtime redacts what it writes; this
- *   also covers lines a person or a program appended by hand.
+ * - Redacted: every text (an event's, a learning's: with the Redactor of
+ *   the session it came from) is passed whole through the session's Redactor
+ *   (its environment's secrets as `env` has them) before it is cut and
+ *   stored, since the snippets go back to a model. The runtime redacts what
+ *   it writes; this also covers lines a person or a program appended by
+ *   hand. Search redacts again at output (session-search.ts).
+ * - SQLITE_BUSY (another process holds the write lock longer than the
+ *   connection's busy timeout) stops the whole catch-up at once and is
+ *   reported in `busy`: the next catch-up (the daemon's sweep, the next
+ *   search) retries, instead of every further session waiting out the
+ *   timeout again.
  * - Never throws for a session; catchUp* return what they did.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Statement, Transaction } from 'better-sqlite3';
-import { DEFINITION_ID, LearningEntry, LearningRetire, SessionOverrides, type SessionEvent } from '../schema/index.js';
+import { DEFINITION_ID, LearningEntry, LearningRetire, type SessionEvent } from '../schema/index.js';
 import { OpenboaError } from '../errors.js';
-import { Redactor } from '../redact.js';
-import { sessionRedactor } from '../run/environment.js';
+import { SessionRedactors } from './session-redactors.js';
 import { learningsPaths, merged } from '../learnings.js';
 import { readLines, START, type Cursor } from '../store/jsonl.js';
 import type { SessionStore } from '../store/session-store.js';
@@ -40,8 +46,6 @@ import { scopeToken, type SearchDb } from './search-db.js';
 /** Lines read and indexed per transaction: bounds memory and how long the write lock is held (a few ms). */
 export const CHUNK_LINES = 1000;
 
-/** How long a session's Redactor (its environment's secrets) is reused before the environment is read again, ms. */
-const REDACTOR_TTL_MS = 10_000;
 
 interface SessionRow {
   session_id: string;
@@ -64,27 +68,39 @@ export interface CatchUpReport {
   removed: number;
   /** Logs left out, and why (a newer format, an unreadable file). */
   problems: Array<{ source: string; message: string }>;
-  /** Sessions that may have new lines but were left for later (catchUpAll's `maxSessions`). */
+  /** Sessions that may have new lines but were left for later (catchUpAll's `maxSessions` or `stop`, or the lock was busy). */
   deferred: number;
+  /** Another process held the write lock past the busy timeout: the catch-up stopped there. */
+  busy: boolean;
 }
 
-export const emptyReport = (): CatchUpReport => ({ sources: 0, rows: 0, removed: 0, problems: [], deferred: 0 });
+export const emptyReport = (): CatchUpReport => ({ sources: 0, rows: 0, removed: 0, problems: [], deferred: 0, busy: false });
+
+/** Whether `e` is SQLite's "the database is locked" (another writer held the lock past the busy timeout). */
+export function isBusy(e: unknown): boolean {
+  const code = (e as { code?: string } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';
+}
+
+/** How one session's catch-up ended: read to the end, the lock was busy, or `stop` said so between chunks. */
+export type SessionCatchUp = 'done' | 'busy' | 'stopped';
 
 const cursorOf = (r: { cur_offset: number; cur_line: number; cur_ino: number }): Cursor => ({ offset: r.cur_offset, line: r.cur_line, ino: r.cur_ino });
 
 export class SearchIndexer {
   private readonly q: Record<string, Statement>;
   /** One chunk of a session's log, or of a learnings journal: each a transaction (rows and cursor together). */
-  private readonly sessionStep: Transaction<(sessionId: string) => { lines: number; rows: number; gone?: boolean }>;
+  private readonly sessionStep: Transaction<(sessionId: string, readTimes: { pending?: Map<string, string> }) => { lines: number; rows: number; gone?: boolean }>;
   private readonly learningsStep: Transaction<(agentId: string) => { lines: number; rows: number }>;
-  private readonly redactors = new Map<string, { r: Redactor; at: number }>();
+  readonly redactors: SessionRedactors;
 
   constructor(
     readonly db: SearchDb,
     private readonly store: SessionStore,
     /** Where `{secret: {env: NAME}}` values are read, for redaction (the daemon's environment). */
-    private readonly env: NodeJS.ProcessEnv,
+    env: NodeJS.ProcessEnv,
   ) {
+    this.redactors = new SessionRedactors(store, env);
     this.q = {
       session: db.prepare('SELECT * FROM sessions WHERE session_id = ?'),
       cursors: db.prepare('SELECT session_id, agent_id, cur_offset, cur_ino FROM sessions'),
@@ -108,7 +124,7 @@ export class SearchIndexer {
       learningKey: db.prepare('SELECT learning_key FROM docs WHERE source = ? AND learning_id = ?'),
       retireKey: db.prepare('DELETE FROM docs WHERE source = ? AND learning_key = ?'),
     };
-    this.sessionStep = db.transaction((id: string) => this.sessionStepBody(id));
+    this.sessionStep = db.transaction((id: string, readTimes: { pending?: Map<string, string> }) => this.sessionStepBody(id, readTimes));
     this.learningsStep = db.transaction((id: string) => this.learningsStepBody(id));
   }
 
@@ -135,25 +151,36 @@ export class SearchIndexer {
     return { stale, gone: [...known.keys()].filter((id) => !present.has(id)) };
   }
 
-  /** Indexes what one session's log gained since its cursor; every chunk its own transaction. */
-  catchUpSession(sessionId: string, report: CatchUpReport = emptyReport()): CatchUpReport {
+  /**
+   * Indexes what one session's log gained since its cursor; every chunk its
+   * own transaction. `stop` is asked between chunks (a caller's time budget):
+   * when it says so, the rest is left for a later catch-up ('stopped').
+   */
+  catchUpSession(sessionId: string, report: CatchUpReport = emptyReport(), stop?: () => boolean): SessionCatchUp {
     let first = true;
+    // The pending events' read times, read once per call (not once per chunk: quadratic on a long log of hand-written lines).
+    const readTimes: { pending?: Map<string, string> } = {};
     for (;;) {
       let step: { lines: number; rows: number; gone?: boolean };
       try {
-        step = this.sessionStep.immediate(sessionId);
+        step = this.sessionStep.immediate(sessionId, readTimes);
       } catch (e) {
+        if (isBusy(e)) {
+          report.busy = true;
+          return 'busy';
+        }
         report.problems.push({ source: `session ${sessionId}`, message: (e as Error).message });
-        return report;
+        return 'done';
       }
       if (step.gone) {
         report.removed += 1;
-        return report;
+        return 'done';
       }
       if (step.lines > 0 && first) report.sources += 1;
       first = false;
       report.rows += step.rows;
-      if (step.lines < CHUNK_LINES) return report;
+      if (step.lines < CHUNK_LINES) return 'done';
+      if (stop?.()) return 'stopped';
     }
   }
 
@@ -167,11 +194,11 @@ export class SearchIndexer {
       .immediate();
   }
 
-  private sessionStepBody(sessionId: string): { lines: number; rows: number; gone?: boolean } {
+  private sessionStepBody(sessionId: string, readTimes: { pending?: Map<string, string> }): { lines: number; rows: number; gone?: boolean } {
     const row = this.q.session!.get(sessionId) as SessionRow | undefined;
     let batch;
     try {
-      batch = this.store.readEvents(sessionId, row ? cursorOf(row) : START, { maxLines: CHUNK_LINES });
+      batch = this.store.readEvents(sessionId, row ? cursorOf(row) : START, { maxLines: CHUNK_LINES, readTimes });
     } catch (e) {
       if (OpenboaError.is(e) && e.code === 'not_found') {
         this.q.deleteSource!.run(`s:${sessionId}`);
@@ -203,13 +230,13 @@ export class SearchIndexer {
       }
       events.push({ line: l.line, event: e });
     }
-    const redactor = this.redactorFor(meta);
+    const redactor = this.redactors.of(meta);
     let rows = 0;
     for (const { line, event } of events) {
-      const t = indexedText(event);
+      const t = indexedText(event, redactor);
       if (!t) continue;
       this.q.insertDoc!.run({
-        body: redactor.text(t.text),
+        body: t.text,
         scope: scopeToken(meta.agent_id),
         session_id: sessionId,
         agent_id: meta.agent_id,
@@ -226,25 +253,6 @@ export class SearchIndexer {
     if (meta.title !== null) meta.title = redactor.text(meta.title);
     this.q.upsertSession!.run({ ...meta, cur_offset: batch.cursor.offset, cur_line: batch.cursor.line, cur_ino: batch.cursor.ino });
     return { lines: batch.lines.length, rows };
-  }
-
-  /** The session's secrets as `env` has them (reused for REDACTOR_TTL_MS); none when its environment does not load. */
-  private redactorFor(meta: SessionRow): Redactor {
-    if (!meta.environment_id) return Redactor.none;
-    const key = `${meta.environment_id}\u0000${meta.overrides ?? ''}`;
-    const now = this.store.deps.clock.now();
-    const hit = this.redactors.get(key);
-    if (hit && now - hit.at < REDACTOR_TTL_MS) return hit.r;
-    let overrides: SessionOverrides = {};
-    try {
-      overrides = SessionOverrides.parse(meta.overrides ? JSON.parse(meta.overrides) : {});
-    } catch {
-      // a session.created the schema accepted always parses again; anything else: the environment's secrets alone
-    }
-    const r = sessionRedactor(this.store.home, meta.environment_id, overrides, this.env);
-    if (this.redactors.size > 256) this.redactors.clear();
-    this.redactors.set(key, { r, at: now });
-    return r;
   }
 
   /** Agents with a learnings journal. */
@@ -269,6 +277,10 @@ export class SearchIndexer {
       try {
         step = this.learningsStep.immediate(agentId);
       } catch (e) {
+        if (isBusy(e)) {
+          report.busy = true;
+          return report;
+        }
         report.problems.push({ source: `learnings of agent ${agentId}`, message: (e as Error).message });
         return report;
       }
@@ -303,8 +315,11 @@ export class SearchIndexer {
       const le = LearningEntry.safeParse(v);
       if (!le.success) continue;
       const e = le.data;
+      // Redacted with the secrets of the session it was learned in (the learn tool redacts too; a hand-written line is not).
+      const known = this.q.session!.get(e.session_id) as SessionRow | undefined;
+      const redactor = this.redactors.ofSession(e.session_id, known);
       this.q.insertDoc!.run({
-        body: `${e.kind}: ${e.text}${e.tags.length ? ` [${e.tags.join(', ')}]` : ''}`,
+        body: redactor.text(`${e.kind}: ${e.text}${e.tags.length ? ` [${e.tags.join(', ')}]` : ''}`),
         scope: scopeToken(agentId),
         session_id: e.session_id,
         agent_id: agentId,
@@ -330,21 +345,48 @@ export class SearchIndexer {
    * Synchronous; the daemon uses the pieces (staleSessions,
    * catchUpSession) to yield between sessions.
    */
-  catchUpAll(agentId: string | null = null, opts: { /** Read at most this many sessions (the rest are `deferred`): bounds a caller that must not stall. */ maxSessions?: number } = {}): CatchUpReport {
+  catchUpAll(
+    agentId: string | null = null,
+    opts: {
+      /** Read at most this many sessions (the rest are `deferred`): bounds a caller that must not stall. */
+      maxSessions?: number;
+      /** Asked between chunks: true leaves the rest `deferred` (a caller's wall-clock budget). */
+      stop?: () => boolean;
+    } = {},
+  ): CatchUpReport {
     const report = emptyReport();
     const { stale, gone } = this.staleSessions(agentId);
-    for (const id of gone) {
-      this.forgetSession(id);
-      report.removed += 1;
+    try {
+      for (const id of gone) {
+        this.forgetSession(id);
+        report.removed += 1;
+      }
+    } catch (e) {
+      if (!isBusy(e)) throw e;
+      report.busy = true;
+      report.deferred = stale.length;
+      return report;
     }
     const max = opts.maxSessions ?? Infinity;
+    const bounded = Number.isFinite(max) || opts.stop !== undefined;
     // Newest first (UUIDv7 ids sort by time): a bounded catch-up reads the sessions most likely to matter.
-    const order = Number.isFinite(max) ? [...stale].reverse() : stale;
-    order.forEach((id, i) => {
-      if (i < max) this.catchUpSession(id, report);
-      else report.deferred += 1;
-    });
-    for (const a of agentId === null ? this.learningAgents() : [agentId]) this.catchUpLearnings(a, report);
+    const order = bounded ? [...stale].reverse() : stale;
+    for (let i = 0; i < order.length; i++) {
+      if (i >= max || opts.stop?.()) {
+        report.deferred += order.length - i;
+        break;
+      }
+      const how = this.catchUpSession(order[i]!, report, opts.stop);
+      if (how !== 'done') {
+        report.deferred += order.length - i;
+        break;
+      }
+    }
+    if (report.busy || opts.stop?.()) return report;
+    for (const a of agentId === null ? this.learningAgents() : [agentId]) {
+      this.catchUpLearnings(a, report);
+      if (report.busy) break;
+    }
     return report;
   }
 }

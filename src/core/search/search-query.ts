@@ -25,11 +25,16 @@ export interface SearchOptions {
 /** Characters of context a snippet shows around its match (FTS5 counts tokens: 24 ≈ a long sentence). */
 const SNIPPET_TOKENS = 24;
 
-/** The query's words, each as a quoted FTS5 string; none when it has no letter or digit at all. */
+/**
+ * The query's words, each as a quoted FTS5 string; none when it has no
+ * letter or digit at all. NUL and the other C0/C1 controls separate words
+ * (SQLite's FTS5 parser ends a string at a NUL).
+ */
 export function queryWords(query: string): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const w of query.split(/\s+/)) {
+  // eslint-disable-next-line no-control-regex
+  for (const w of query.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').split(/\s+/)) {
     if (!/[\p{L}\p{N}]/u.test(w)) continue;
     const key = w.toLowerCase();
     if (seen.has(key)) continue;

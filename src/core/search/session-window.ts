@@ -8,7 +8,10 @@
  *   exist, so ids cannot be probed.
  * - Bounded: the log is streamed in chunks (SessionStore.readEvents with
  *   maxLines), keeping only the `before` events behind the reader; each
- *   event is shown up to WINDOW_EVENT_MAX characters.
+ *   event is shown up to WINDOW_EVENT_MAX characters. At most
+ *   READ_SCAN_MAX_LINES lines are read per call: an event further in is
+ *   answered with a not_found that says so, a window of the last events is
+ *   the last of those lines (`truncated`).
  * - Redacted with the target session's secrets here; the caller's run
  *   redacts its own on top (the tool catalog).
  */
@@ -38,12 +41,17 @@ export interface SessionWindow {
   /** Whether the window starts at line 1 / ends at the log's last line. */
   atStart: boolean;
   atEnd: boolean;
+  /** The scan stopped at READ_SCAN_MAX_LINES before the log's end: `atEnd` is about those lines only. */
+  truncated: boolean;
 }
 
 const CHUNK = 1000;
 
+/** The most log lines one read_session call reads (a few hundred ms for the longest logs). */
+export const READ_SCAN_MAX_LINES = 50_000;
+
 /** Throws not_found for a session that does not exist or is outside the scope (the same message), or for an event not in it. */
-export function readSessionWindow(store: SessionStore, env: NodeJS.ProcessEnv, r: WindowRequest): SessionWindow {
+export function readSessionWindow(store: SessionStore, env: NodeJS.ProcessEnv, r: WindowRequest, maxLines = READ_SCAN_MAX_LINES): SessionWindow {
   const hidden = () => notFound(`session ${r.sessionId} not found among ${r.agentId === null ? "this home's sessions" : `agent ${r.agentId}'s sessions`}`);
   let snap;
   try {
@@ -62,8 +70,14 @@ export function readSessionWindow(store: SessionStore, env: NodeJS.ProcessEnv, r
   let firstLine = 0;
   let atEnd = true;
   let cursor: Cursor = START;
+  let truncated = false;
+  const readTimes: { pending?: Map<string, string> } = {};
   outer: for (;;) {
-    const batch = store.readEvents(r.sessionId, cursor, { maxLines: CHUNK });
+    if (cursor.line >= maxLines) {
+      truncated = true;
+      break;
+    }
+    const batch = store.readEvents(r.sessionId, cursor, { maxLines: Math.min(CHUNK, maxLines - cursor.line), readTimes });
     cursor = batch.cursor;
     for (const l of batch.lines) {
       if (l.kind !== 'event') continue;
@@ -82,16 +96,20 @@ export function readSessionWindow(store: SessionStore, env: NodeJS.ProcessEnv, r
         if (behind.length > keep) behind.shift();
       }
     }
-    if (batch.lines.length < CHUNK) break;
+    if (batch.lines.length < Math.min(CHUNK, maxLines - (cursor.line - batch.lines.length))) break;
   }
-  if (r.eventId !== undefined && !anchor) throw notFound(`event ${r.eventId} not found in session ${r.sessionId}`);
+  if (r.eventId !== undefined && !anchor) {
+    throw notFound(truncated ? `event ${r.eventId} not found in the first ${maxLines} lines of session ${r.sessionId} (read_session reads no further)` : `event ${r.eventId} not found in session ${r.sessionId}`);
+  }
+  if (truncated) atEnd = false;
   const shown = [...behind, ...(anchor ? [anchor] : []), ...ahead];
   return {
     sessionId: r.sessionId,
     agentId: snap.agent_id,
     title: snap.title === null ? null : redactor.text(snap.title),
-    events: shown.map((x) => redactor.text(windowText(x.line, x.event))),
+    events: shown.map((x) => windowText(x.line, x.event, redactor)),
     atStart: shown.length === 0 || shown[0]!.line === firstLine,
     atEnd,
+    truncated,
   };
 }

@@ -374,13 +374,29 @@ export class SessionStore {
    * An event whose line has no created_at shows its pinned time (read-times.ts).
    * Throws not_found, or unsupported_log_format (see logFormat).
    */
-  readEvents(sessionId: string, from: Cursor = START, opts: { /** At most this many lines (a reader that bounds its memory, e.g. the search indexer); the cursor stops after the last. */ maxLines?: number } = {}): EventLines {
+  readEvents(
+    sessionId: string,
+    from: Cursor = START,
+    opts: {
+      /** At most this many lines (a reader that bounds its memory, e.g. the search indexer); the cursor stops after the last. */
+      maxLines?: number;
+      /**
+       * Holds the pending events' read times once asked (a snapshot), for a
+       * reader of many chunks in a row: without it each chunk holding a line
+       * without created_at takes its own snapshot. The caller decides how long
+       * the memo is fresh.
+       */
+      readTimes?: { pending?: Map<string, string> };
+    } = {},
+  ): EventLines {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();
     const format = this.formatOf(sessionId, p);
     const r = readLines(p.events, from, opts.maxLines !== undefined ? { maxLines: opts.maxLines } : {});
     const lines = r.lines.map((raw) => parseEventLine(raw, now, format));
-    const pending = () => new Map(this.snapshot(sessionId).pending_events.flatMap((e) => (e.read_at ? [[e.id, e.read_at] as const] : [])));
+    const take = () => new Map(this.snapshot(sessionId).pending_events.flatMap((e) => (e.read_at ? [[e.id, e.read_at] as const] : [])));
+    const memo = opts.readTimes;
+    const pending = memo ? () => (memo.pending ??= take()) : take;
     return { lines: pinReadTimes(lines, pending), cursor: r.cursor, reset: r.reset };
   }
 
