@@ -23,6 +23,14 @@ const visible = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0
 export function safeText(text: string): string {
   CONTROL.lastIndex = 0;
   if (!CONTROL.test(text)) return text;
+  return keepingColours(text, (c) => {
+    CONTROL.lastIndex = 0;
+    return CONTROL.test(c) ? visible(c) : c;
+  });
+}
+
+/** `text` with each character but openboa's own colour sequences (kept whole) replaced by `each(c)`. */
+function keepingColours(text: string, each: (c: string) => string): string {
   let out = '';
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
@@ -34,8 +42,7 @@ export function safeText(text: string): string {
         continue;
       }
     }
-    CONTROL.lastIndex = 0;
-    out += CONTROL.test(c) ? visible(c) : c;
+    out += each(c);
   }
   return out;
 }
@@ -55,27 +62,12 @@ const CELL_CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e
  */
 export function safeCell(text: string): string {
   if (!CELL_CONTROL.test(text)) return text;
-  let out = '';
   let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '\u001b') {
-      const m = OUR_COLOUR.exec(text.slice(i, i + 6));
-      if (m) {
-        out += m[0];
-        i += m[0].length - 1;
-        continue;
-      }
-    }
-    if (c === '"' || c === '\\') out += `\\${c}`;
-    else if (c === '\n') out += '\\n';
-    else if (c === '\t') out += '\\t';
-    else if (CELL_CONTROL.test(c)) out += visible(c);
-    else {
-      out += c;
-      continue;
-    }
-    if (c !== '"' && c !== '\\') quoted = true;
-  }
+  const out = keepingColours(text, (c) => {
+    if (c === '"' || c === '\\') return `\\${c}`;
+    if (!CELL_CONTROL.test(c)) return c;
+    quoted = true;
+    return c === '\n' ? '\\n' : c === '\t' ? '\\t' : visible(c);
+  });
   return quoted ? `"${out}"` : text;
 }
