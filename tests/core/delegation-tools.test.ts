@@ -50,7 +50,8 @@ const delegationTool = (name: string) => /session|parent/.test(name) && name !==
 const spawn = (input: Record<string, unknown>): Reply => ({ tools: [{ name: 'spawn_session', input }] });
 
 test('spawn_session makes a child with its parent and depth, hands it the task, and records thread_created + thread_message_sent in the parent\'s log', async (t) => {
-  const s = setup(t, [spawn({ agent: 'worker', message: 'count the files', title: 'counting' }), { text: 'spawned' }]);
+  // The worker's requests (10 input and 5 output tokens each) cost $0.001 per 1,000 tokens: $0.015 each.
+  const s = setup(t, [spawn({ agent: 'worker', message: 'count the files', title: 'counting' }), { text: 'spawned' }], { delegates: ['worker'] }, { pricing: { 'unit-model': { input: 1000, output: 1000, cache_write: 0, cache_read: 0 } } });
   const r = await s.run();
   assert.equal(r.stop_reason?.type, 'end_turn');
   const [child] = s.children();
@@ -81,6 +82,12 @@ test('spawn_session makes a child with its parent and depth, hands it the task, 
   const childRel = JSON.parse(fs.readFileSync(`${s.store.paths(child).runtime}/relations.json`, 'utf8'));
   assert.equal(childRel.parent_session_id, s.id);
   assert.equal(childRel.depth, 1);
+  // Before the child's first report: its own status, no cost yet. After the parent's run on the report: its status and its tree's cost.
+  assert.deepEqual([rel.children[0].status, rel.children[0].cost_usd], ['idle', null]);
+  await s.run();
+  const after = JSON.parse(fs.readFileSync(`${s.store.paths(s.id).runtime}/relations.json`, 'utf8'));
+  assert.deepEqual(after.children, [{ session_id: child, agent: 'worker', title: 'counting', status: 'idle', cost_usd: 0.015 }]);
+  assert.equal(after.tree_cost_usd, 0.015);
 });
 
 test('the parent\'s secrets do not reach the child: the task is redacted and the child has its own environment', async (t) => {
@@ -148,6 +155,25 @@ test('children per session are capped (limits.max_children)', async (t) => {
   assert.equal(a!.isError, false);
   assert.equal(b!.isError, true);
   assert.match(b!.text, /already has 1 children, the limit is 1 \(limits\.max_children\)/);
+});
+
+test('the defaults with no limits in agent.yaml: no child deeper than 10, at most 25 children per session', async (t) => {
+  const many = Array.from({ length: 26 }, (_, i) => ({ name: 'spawn_session', input: { agent: 'worker', message: `part ${i}` } }));
+  const s = setup(t, [{ tools: many }, { text: 'ok' }, spawn({ agent: 'worker', message: 'one level too deep' }), { text: 'ok' }]);
+  const def = loadAgent(s.h.home, 'boss');
+  assert.deepEqual([def.def.limits.max_spawn_depth, def.def.limits.max_children], [10, 25]);
+  await s.run();
+  assert.equal(s.children().length, 25);
+  const res = s.results();
+  assert.equal(res.filter((r) => !r.isError).length, 25);
+  assert.match(res[25]!.text, /already has 25 children, the limit is 25 \(limits\.max_children\)/);
+  // A line of sessions 10 deep below a root: the one at depth 10 may not spawn.
+  let at = createSession(s.store, { agent: 'boss' }).id;
+  for (let d = 1; d <= 10; d++) at = createSession(s.store, { agent: 'boss', parentSessionId: at }).id;
+  assert.equal(s.store.snapshot(at).depth, 10);
+  s.say(at);
+  await s.run(at);
+  assert.match(s.results(at)[0]!.text, /the child would be at depth 11, over the limit of 10/);
 });
 
 test('send_to_session: refused for a session that is not a child; a follow-up reaches a finished child, which keeps its history', async (t) => {
