@@ -8,6 +8,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { sendMessage } from '../../src/core/session-ops.js';
+import { createSession } from '../../src/core/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import { reportToParent } from '../../src/core/run/child-report.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
@@ -90,4 +91,43 @@ test('a parent\'s budget covers its tree: once its tree spent it, the child\'s n
   const p = await wake(s.rt, s.parent);
   assert.equal(p.stop_reason?.type, 'budget_reached');
   assert.equal(s.model.requests.length, 1, 'the child asked the model no more');
+});
+
+test('an interrupt stops the whole tree: an idle child whose own child works is interrupted too, and the reports of the stopped tree wait for the next message', async (t) => {
+  const s = setup(t, [{ text: 'grandchild: first part done' }, { text: 'child: noted' }, { text: 'parent: noted' }, { text: 'parent: read both' }]);
+  const grand = createSession(s.store, { agent: 'worker', parentSessionId: s.child }).id;
+  // The grandchild's report makes it known to the child, the child's to the parent; every report is read.
+  sendMessage(s.store, grand, 'first part');
+  await wake(s.rt, grand);
+  assert.equal((await wake(s.rt, s.child)).trigger, 'child');
+  assert.equal((await wake(s.rt, s.parent)).trigger, 'child');
+  assert.equal(s.model.requests.length, 3);
+  // Now the child is idle with nothing pending, and its child has work queued.
+  sendMessage(s.store, grand, 'second part, not yet run');
+  assert.equal(s.store.snapshot(s.child).status, 'idle');
+  assert.equal(s.store.snapshot(s.child).pending_events.length, 0);
+
+  s.store.appendUserEvent(s.parent, { type: 'user.interrupt', reason: 'stop the tree' });
+  await wake(s.rt, s.parent);
+  const interruptsOf = (id: string) => s.events(id).filter((e) => e.type === 'user.interrupt');
+  assert.equal(interruptsOf(s.child).length, 1, 'the idle child is interrupted, for the sake of its busy child');
+  // The child's run takes the interrupt in, passes it on, and asks no model; its report reaches the parent.
+  const c = await wake(s.rt, s.child);
+  assert.equal(c.stop_reason?.type, 'end_turn');
+  assert.equal(interruptsOf(grand).length, 1, 'the grandchild is interrupted');
+  assert.equal(s.model.requests.length, 3, 'no model request since the interrupt');
+  const parent = s.store.snapshot(s.parent);
+  assert.ok(parent.pending_events.some((p) => p.type === 'session.thread_status_idle'), 'the report is in the parent\'s log');
+  // The parent is not woken by it: the tree stays stopped.
+  const p = await wake(s.rt, s.parent);
+  assert.deepEqual([p.outcome, p.skip_reason], ['skipped', 'interrupted']);
+  assert.equal(s.model.requests.length, 3);
+  // The next message wakes the parent, which reads the report with it.
+  sendMessage(s.store, s.parent, 'what happened?');
+  const next = await wake(s.rt, s.parent);
+  assert.equal(next.trigger, 'event');
+  assert.equal(s.model.requests.length, 4);
+  assert.match(JSON.stringify(s.model.requests.at(-1)!.messages.at(-1)), new RegExp(`child session ${s.child} \\(agent worker\\) is idle`));
+  // And reports after that wake it as usual again.
+  assert.equal(s.store.snapshot(s.parent).reports_wait, false);
 });

@@ -47,6 +47,8 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
   if (!work) return skip(open.length > 0 ? 'requires_action' : 'nothing_pending');
   // A run that died is recovered; a run that failed and backed off is retried.
   const fromChildren = take.length > 0 && take.every((p) => p.type === 'agent.thread_message_received' || p.type === 'session.thread_status_idle');
+  // After an interrupt the tree stays stopped: the reports of the children it stopped wait for the next input (or an explicit wake).
+  if (fromChildren && s.reports_wait && wakes.length === 0 && !recovery && !retryDue && opts.trigger === undefined) return skip('interrupted');
   const trigger: Trigger = opts.trigger ?? (recovery ? 'recovery' : fromChildren ? 'child' : take.length > 0 ? 'event' : wakes.length > 0 ? 'wake_queue' : 'retry');
   return { runnable: true, skipReason: null, trigger, take, wakes, interrupt, recovery };
 }

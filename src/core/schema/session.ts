@@ -104,6 +104,12 @@ export const SessionSnapshot = z.object({
   retry_at: Timestamp.nullable(),
   /** The run in progress took in a user.interrupt (so a recovery must finish it, not continue the turn). */
   interrupt_taken: z.boolean().default(false),
+  /**
+   * The last run took in a user.interrupt: its children's reports (those the
+   * interrupt's cascade causes) stay pending without starting a run, until
+   * other input does (docs/delegation.md, "Interrupts and budgets cascade").
+   */
+  reports_wait: z.boolean().default(false),
   /** Runs in a row that ended in an error or a reschedule; 0 after a clean stop. */
   consecutive_failures: z.number().int().nonnegative(),
   /**

@@ -39,6 +39,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     last_wake_id: null,
     retry_at: null,
     interrupt_taken: false,
+    reports_wait: false,
     consecutive_failures: 0,
     last_error: null,
     run_errors: 0,
@@ -305,7 +306,11 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.last_wake_id = e.wake_id;
       const taken = new Set(e.processed_event_ids);
       if (!e.continuation) s.interrupt_taken = false;
-      if (s.pending_events.some((p) => taken.has(p.id) && p.type === 'user.interrupt')) s.interrupt_taken = true;
+      if (!e.continuation) s.reports_wait = false;
+      if (s.pending_events.some((p) => taken.has(p.id) && p.type === 'user.interrupt')) {
+        s.interrupt_taken = true;
+        s.reports_wait = true;
+      }
       takeInOutcomes(s, s.pending_events.filter((p) => taken.has(p.id)), e.created_at);
       s.pending_events = s.pending_events.filter((p) => !taken.has(p.id));
       // A wake is taken when a run lists it, even if its wake.consumed record never made it.
