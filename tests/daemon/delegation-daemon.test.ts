@@ -173,6 +173,40 @@ test('the cost of a tree: the parent\'s tree_usage.cost_usd is the sum of cost_u
   assertLogsValid([parent, ...kids].map((id) => b.store.paths(id).events));
 });
 
+test('interrupt cascade through the daemon: the parent\'s interrupt reaches its child waiting on its model, which stops and reports; no model is asked again until a person writes', { timeout: 30_000 }, async (t) => {
+  const b = await tree(t, [spawn('task A: count the apples'), say('a worker is on it'), { hang: true }]);
+  const parent = b.session('hand the counting to a worker', 'boss');
+  const td = await startDaemon(t, b, { concurrency: 4 });
+  await b.fake.waitForRequests(3);
+  assert.ok(isWorker(b.fake.requests[2]!), 'the hanging request is the child\'s');
+  const child = Object.keys(b.store.snapshot(parent, { persist: false }).children)[0]!;
+  await td.until(() => b.store.snapshot(parent, { persist: false }).status === 'idle');
+  b.store.appendUserEvent(parent, { type: 'user.interrupt', reason: 'stop the tree' });
+  // The parent's run passes the interrupt on; the child's run is cut, ends, and reports.
+  await td.until(() => {
+    const p = b.store.snapshot(parent, { persist: false });
+    return b.store.snapshot(child, { persist: false }).status === 'idle' && p.status === 'idle' && p.children[child]?.last_report_run !== null;
+  });
+  const childLog = readLog(b.store.paths(child).events);
+  assert.equal(childLog.filter((e) => e.type === 'user.interrupt').length, 1);
+  assert.match(String(childLog.find((e) => e.type === 'user.interrupt')!.reason), new RegExp(`parent session ${parent} was interrupted`));
+  assert.equal(b.fake.requests.length, 3, 'nobody asked a model after the interrupt');
+  const p = b.store.snapshot(parent, { persist: false });
+  assert.ok(p.pending_events.some((e) => e.type === 'session.thread_status_idle'), 'the report waits in the parent\'s log');
+  // A person's next message wakes it, and that run reads the report with it.
+  b.fake.push(say('the worker was stopped'));
+  b.store.appendUserEvent(parent, { type: 'user.message', content: [{ type: 'text', text: 'what happened?' }] });
+  await td.until(() => {
+    const q = b.store.snapshot(parent, { persist: false });
+    return q.status === 'idle' && q.pending_events.length === 0 && b.fake.requests.length === 4;
+  });
+  const parentRuns = td.d.results.filter((r) => r.session_id === parent && r.outcome === 'executed');
+  assert.deepEqual(parentRuns.map((r) => r.trigger), ['event', 'event', 'event'], 'the task, the interrupt, the message: no run on the report');
+  assert.ok(textsOf(b.fake.requests[3]!).includes(`[child session ${child} (agent worker) is idle: end_turn]`));
+  assert.equal(b.fake.unexpected, 0);
+  assertLogsValid([parent, child].map((id) => b.store.paths(id).events));
+});
+
 /** A home for a real daemon process: the two agents, the scripted server, a parent with its task. */
 async function processHome(t: TestContext, steps: Step[]) {
   const h = tempHome(t);
