@@ -333,6 +333,9 @@ export class Daemon {
       // arm the due time: re-queueing at once could spin if the daemon's view
       // and the run's ever disagreed; any new append is a fresh hint anyway.
       if (!this.stopping) {
+        // A child's run that ended reported to its parent: queue the parent now, before this run's slot is handed
+        // on, so it takes the slot ahead of waiting siblings instead of after its log's watcher hint arrives.
+        if (result?.outcome === 'executed' && result.parent_session_id) this.evaluate(result.parent_session_id);
         if (skipped && !entry.dirty) this.armDue(id);
         else {
           this.guardSpin(id, runtimeDir);

@@ -133,6 +133,18 @@ test('a parent spawns two children in one reply: the daemon runs each, then the 
   assertLogsValid([parent, ...kids].map((id) => b.store.paths(id).events));
 });
 
+test('a child\'s report takes the run slot it frees: with one slot and siblings waiting, the parent runs right after each child', { timeout: 30_000 }, async (t) => {
+  const b = await tree(t, Array.from({ length: 6 }, (_, i) => say(`answer ${i}`)));
+  const parent = createSession(b.store, { agent: 'boss', title: 'parent' }).id;
+  const kids = [0, 1, 2].map((i) => createSession(b.store, { agent: 'worker', parentSessionId: parent, title: `child ${i}` }).id);
+  for (const k of kids) sendMessage(b.store, k, 'do your part');
+  const d = await startDaemon(t, b, { concurrency: 1 });
+  await d.until(() => d.d.results.filter((r) => r.session_id === parent && r.outcome === 'executed').length >= 3 || d.d.results.filter((r) => r.outcome === 'executed').length >= 6);
+  const order = d.d.results.filter((r) => r.outcome === 'executed').map((r) => (r.session_id === parent ? `parent:${r.trigger}` : 'child'));
+  // The parent was queued before the child's slot was handed on, so no sibling ran in between.
+  assert.deepEqual(order, ['child', 'parent:child', 'child', 'parent:child', 'child', 'parent:child']);
+});
+
 test('the cost of a tree: the parent\'s tree_usage.cost_usd is the sum of cost_usd over every request of its three logs', { timeout: 30_000 }, async (t) => {
   // Every request costs the same (one model, one usage), so the order the children and the parent's runs take does not matter.
   const b = await tree(t, [spawn('task A: count the apples', 'task B: count the pears'), ...Array.from({ length: 6 }, (_, i) => say(`answer #${i + 1}`))]);

@@ -64,6 +64,8 @@ export interface WakeResult {
   wake_id: string | null;
   trigger: Trigger | null;
   status: SessionStatus;
+  /** The session's parent, for a child (its run's report goes there when it ends idle); null otherwise. */
+  parent_session_id: string | null;
   stop_reason: StopReason | null;
   retry_at: string | null;
   processed_event_ids: string[];

@@ -60,6 +60,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     wake_id: runId,
     trigger: null,
     status: snap.status,
+    parent_session_id: snap.parent_session_id ?? null,
     stop_reason: snap.stop_reason,
     retry_at: snap.retry_at,
     processed_event_ids: [],
