@@ -16,10 +16,10 @@ import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { ModelError } from '../../src/core/model/provider.js';
 import { unitRun } from '../helpers/unit-run.js';
 
-function setup(t: TestContext, replies: Reply[], o: { check?: (cmd: string) => string | { output: string; exitCode: number }; limits?: Record<string, unknown> } = {}) {
+function setup(t: TestContext, replies: Reply[], o: { check?: (cmd: string) => string | { output: string; exitCode: number }; limits?: Record<string, unknown>; agent?: Record<string, unknown> } = {}) {
   const checks: string[] = [];
   const sandbox = new MemorySandbox({ exec: (cmd) => (checks.push(cmd), o.check ? o.check(cmd) : '') });
-  const u = unitRun(t, { agents: { unit: o.limits ? { limits: o.limits } : {} }, replies, sandbox: () => sandbox });
+  const u = unitRun(t, { agents: { unit: { ...(o.limits ? { limits: o.limits } : {}), ...o.agent } }, replies, sandbox: () => sandbox });
   const id = u.newSession();
   return { h: u.h, model: u.model!, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), sandbox, checks, run: (w?: WakeOptions) => u.run(id, w) };
 }
@@ -86,6 +86,17 @@ test('the last allowed evaluation short of satisfied is max_iterations_reached; 
   assert.deepEqual(ends(s.events()), [[0, 'needs_revision'], [1, 'max_iterations_reached']]);
   assert.equal(s.model.requests.length, 5, 'three agent turns and two gradings, nothing more');
   assert.match(JSON.stringify(s.model.requests[4]!.messages.at(-1)), /No evaluations are left/);
+});
+
+test("the rubric grader's model is the agent's own unless agent.yaml names outcomes.grader_model", async (t) => {
+  const own = setup(t, [{ text: 'a haiku' }, grade('satisfied', 'fine')]);
+  defineOutcome(own.store, own.id, { description: 'write a haiku', rubric: '1. three lines' });
+  await own.run();
+  assert.deepEqual(own.model.requests.map((q) => [q.model, q.tool_choice !== undefined]), [['unit-model', false], ['unit-model', true]]);
+  const other = setup(t, [{ text: 'a haiku' }, grade('satisfied', 'fine')], { agent: { outcomes: { grader_model: 'grader-model-x' } } });
+  defineOutcome(other.store, other.id, { description: 'write a haiku', rubric: '1. three lines' });
+  await other.run();
+  assert.deepEqual(other.model.requests.map((q) => [q.model, q.tool_choice !== undefined]), [['unit-model', false], ['grader-model-x', true]], 'the agent keeps its model; the grader gets its own');
 });
 
 test('failed: the rubric does not fit; the session idles without another agent turn', async (t) => {
