@@ -99,6 +99,32 @@ test("the rubric grader's model is the agent's own unless agent.yaml names outco
   assert.deepEqual(other.model.requests.map((q) => [q.model, q.tool_choice !== undefined]), [['unit-model', false], ['grader-model-x', true]], 'the agent keeps its model; the grader gets its own');
 });
 
+test('runtime/outcome.json is live: the open outcome once a run takes it in, and the new one once a run takes in its replacement', async (t) => {
+  const seen: Array<{ outcome: { outcome_id: string; state: string } | null; pending: unknown[] }> = [];
+  let second = '';
+  const s = setup(t, [
+    { tools: [{ name: 'bash', input: { command: 'probe' } }] },
+    { tools: [{ name: 'bash', input: { command: 'probe' } }] },
+    { text: 'done' },
+  ], {
+    check: (cmd) => {
+      if (cmd !== 'probe') return '';
+      seen.push(JSON.parse(fs.readFileSync(`${s.store.paths(s.id).runtime}/outcome.json`, 'utf8')));
+      // While the first outcome is worked on, a new one arrives: the next step takes it in.
+      if (!second) second = outcomeIdOf(defineOutcome(s.store, s.id, { description: 'the second', check: 'true' }).id);
+      return 'probed';
+    },
+  });
+  const first = outcomeIdOf(defineOutcome(s.store, s.id, { description: 'the first', check: 'true' }).id);
+  const r = await s.run();
+  assert.equal(r.stop_reason?.type, 'end_turn');
+  assert.deepEqual(seen.map((f) => [f.outcome?.outcome_id, f.outcome?.state, f.pending.length]), [
+    [first, 'running', 0],
+    [second, 'running', 0],
+  ]);
+  assert.deepEqual(s.store.snapshot(s.id).outcome_evaluations.map((x) => [x.outcome_id, x.result]), [[first, 'interrupted'], [second, 'satisfied']]);
+});
+
 test('failed: the rubric does not fit; the session idles without another agent turn', async (t) => {
   const s = setup(t, [{ text: 'a poem' }, grade('failed', 'the rubric is about code; this is a poem')]);
   defineOutcome(s.store, s.id, { description: 'x', rubric: 'compiles without warnings' });
