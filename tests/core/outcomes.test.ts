@@ -125,6 +125,39 @@ test('runtime/outcome.json is live: the open outcome once a run takes it in, and
   assert.deepEqual(s.store.snapshot(s.id).outcome_evaluations.map((x) => [x.outcome_id, x.result]), [[first, 'interrupted'], [second, 'satisfied']]);
 });
 
+test('grade_outcome is offered with its result enum and criteria; the criteria reach the agent, each marked', async (t) => {
+  const criteria = [
+    { criterion: 'three lines', verdict: 'met' },
+    { criterion: 'a season word', verdict: 'not_met', note: 'none found' },
+    { criterion: 'a title', verdict: 'not_applicable' },
+  ];
+  const s = setup(t, [{ text: 'one two three' }, { tools: [{ name: 'grade_outcome', input: { result: 'needs_revision', explanation: 'one criterion is not met', criteria } }] }, { text: 'autumn leaves fall' }, grade('satisfied', 'fine')]);
+  defineOutcome(s.store, s.id, { description: 'write a haiku', rubric: '1. three lines\n2. a season word' });
+  await s.run();
+  const tool = s.model.requests.find((q) => q.tool_choice)!.tools[0]!;
+  const schema = tool.input_schema as { properties: Record<string, { enum?: string[]; items?: { properties: Record<string, { enum?: string[] }> } }>; required: string[] };
+  assert.deepEqual(schema.properties.result!.enum, ['satisfied', 'needs_revision', 'failed']);
+  assert.deepEqual(schema.required.sort(), ['explanation', 'result']);
+  assert.deepEqual(Object.keys(schema.properties.criteria!.items!.properties).sort(), ['criterion', 'note', 'verdict']);
+  const end = s.events().find((e) => e.type === 'span.outcome_evaluation_end');
+  assert.equal(end?.type === 'span.outcome_evaluation_end' && end.explanation, 'one criterion is not met\n- [met] three lines\n- [not met] a season word: none found\n- [n/a] a title');
+  assert.match(JSON.stringify(s.model.requests[2]!.messages.at(-1)), /\[not met\] a season word: none found/);
+});
+
+test('the log alone gives the same outcome ids and states: session.json rebuilt from scratch matches', async (t) => {
+  const s = setup(t, [{ text: 'v1' }, grade('needs_revision', 'more'), { text: 'v2' }, grade('satisfied', 'ok')]);
+  defineOutcome(s.store, s.id, { description: 'first', rubric: 'r', maxIterations: 4 });
+  await s.run();
+  defineOutcome(s.store, s.id, { description: 'second, not yet taken in', rubric: 'r' });
+  const before = s.store.snapshot(s.id);
+  fs.rmSync(s.store.paths(s.id).snapshot);
+  const after = s.store.snapshot(s.id);
+  assert.deepEqual(after.outcome_evaluations, before.outcome_evaluations);
+  assert.deepEqual(after.pending_outcomes, before.pending_outcomes);
+  assert.deepEqual(after.outcome, before.outcome);
+  assert.deepEqual(after.outcome_evaluations.map((x) => x.result), ['satisfied', 'pending']);
+});
+
 test('failed: the rubric does not fit; the session idles without another agent turn', async (t) => {
   const s = setup(t, [{ text: 'a poem' }, grade('failed', 'the rubric is about code; this is a poem')]);
   defineOutcome(s.store, s.id, { description: 'x', rubric: 'compiles without warnings' });
