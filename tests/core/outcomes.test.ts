@@ -135,7 +135,7 @@ test('grade_outcome is offered with its result enum and criteria; the criteria r
   defineOutcome(s.store, s.id, { description: 'write a haiku', rubric: '1. three lines\n2. a season word' });
   await s.run();
   const tool = s.model.requests.find((q) => q.tool_choice)!.tools[0]!;
-  const schema = tool.input_schema as { properties: Record<string, { enum?: string[]; items?: { properties: Record<string, { enum?: string[] }> } }>; required: string[] };
+  const schema = tool.input_schema as unknown as { properties: Record<string, { enum?: string[]; items?: { properties: Record<string, { enum?: string[] }> } }>; required: string[] };
   assert.deepEqual(schema.properties.result!.enum, ['satisfied', 'needs_revision', 'failed']);
   assert.deepEqual(schema.required.sort(), ['explanation', 'result']);
   assert.deepEqual(Object.keys(schema.properties.criteria!.items!.properties).sort(), ['criterion', 'note', 'verdict']);
