@@ -3,8 +3,10 @@
  * stop reason, duration, tokens, the grade of each outcome it graded, and
  * why it failed when it did) and the
  * daemon's own notices. In text mode each run also shows its work as it
- * happens: the first line of what the agent said and each tool it ran with a
- * short form of its input, clipped to the terminal's width. `--json` prints
+ * happens: the first line of what the agent said, each tool it ran with a
+ * short form of its input, and each evaluation of an outcome with its
+ * result and the first line of its explanation, clipped to the terminal's
+ * width. `--json` prints
  * the start, end and notices as JSON lines, and nothing else.
  */
 import type { WakeResult } from '../core/run/run-context.js';
@@ -69,6 +71,10 @@ export function operatorLog(write: (line: string) => void, json: boolean, now: (
           const ask = e.type === 'agent.custom_tool_use' ? ' (waits for a result)' : e.evaluated_permission === 'ask' ? ' (asks for confirmation)' : e.evaluated_permission === 'deny' ? ' (denied)' : '';
           const name = e.type === 'agent.mcp_tool_use' ? mcpToolName(e.mcp_server_name, e.name) : e.name;
           write(`${lead}tool  ${clip(toolSummary(name, e.input), room - ask.length)}${ask}`);
+        } else if (e.type === 'span.outcome_evaluation_end') {
+          // The explanation's first line, as for what the agent said: the verdict in brief (a check's command and exit, a grader's summary).
+          const first = e.explanation.split('\n').find((l) => l.trim() !== '') ?? '';
+          write(`${lead}grade ${clip(`evaluation ${e.iteration + 1}: ${e.result}${first ? `: ${first}` : ''}`, room)}`);
         }
       }
     },

@@ -16,10 +16,10 @@ import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { ModelError } from '../../src/core/model/provider.js';
 import { unitRun } from '../helpers/unit-run.js';
 
-function setup(t: TestContext, replies: Reply[], o: { check?: (cmd: string) => string | { output: string; exitCode: number }; limits?: Record<string, unknown> } = {}) {
+function setup(t: TestContext, replies: Reply[], o: { check?: (cmd: string) => string | { output: string; exitCode: number }; limits?: Record<string, unknown>; agent?: Record<string, unknown> } = {}) {
   const checks: string[] = [];
   const sandbox = new MemorySandbox({ exec: (cmd) => (checks.push(cmd), o.check ? o.check(cmd) : '') });
-  const u = unitRun(t, { agents: { unit: o.limits ? { limits: o.limits } : {} }, replies, sandbox: () => sandbox });
+  const u = unitRun(t, { agents: { unit: { ...(o.limits ? { limits: o.limits } : {}), ...o.agent } }, replies, sandbox: () => sandbox });
   const id = u.newSession();
   return { h: u.h, model: u.model!, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), sandbox, checks, run: (w?: WakeOptions) => u.run(id, w) };
 }
@@ -86,6 +86,76 @@ test('the last allowed evaluation short of satisfied is max_iterations_reached; 
   assert.deepEqual(ends(s.events()), [[0, 'needs_revision'], [1, 'max_iterations_reached']]);
   assert.equal(s.model.requests.length, 5, 'three agent turns and two gradings, nothing more');
   assert.match(JSON.stringify(s.model.requests[4]!.messages.at(-1)), /No evaluations are left/);
+});
+
+test("the rubric grader's model is the agent's own unless agent.yaml names outcomes.grader_model", async (t) => {
+  const own = setup(t, [{ text: 'a haiku' }, grade('satisfied', 'fine')]);
+  defineOutcome(own.store, own.id, { description: 'write a haiku', rubric: '1. three lines' });
+  await own.run();
+  assert.deepEqual(own.model.requests.map((q) => [q.model, q.tool_choice !== undefined]), [['unit-model', false], ['unit-model', true]]);
+  const other = setup(t, [{ text: 'a haiku' }, grade('satisfied', 'fine')], { agent: { outcomes: { grader_model: 'grader-model-x' } } });
+  defineOutcome(other.store, other.id, { description: 'write a haiku', rubric: '1. three lines' });
+  await other.run();
+  assert.deepEqual(other.model.requests.map((q) => [q.model, q.tool_choice !== undefined]), [['unit-model', false], ['grader-model-x', true]], 'the agent keeps its model; the grader gets its own');
+});
+
+test('runtime/outcome.json is live: the open outcome once a run takes it in, and the new one once a run takes in its replacement', async (t) => {
+  const seen: Array<{ outcome: { outcome_id: string; state: string } | null; pending: unknown[] }> = [];
+  let second = '';
+  const s = setup(t, [
+    { tools: [{ name: 'bash', input: { command: 'probe' } }] },
+    { tools: [{ name: 'bash', input: { command: 'probe' } }] },
+    { text: 'done' },
+  ], {
+    check: (cmd) => {
+      if (cmd !== 'probe') return '';
+      seen.push(JSON.parse(fs.readFileSync(`${s.store.paths(s.id).runtime}/outcome.json`, 'utf8')));
+      // While the first outcome is worked on, a new one arrives: the next step takes it in.
+      if (!second) second = outcomeIdOf(defineOutcome(s.store, s.id, { description: 'the second', check: 'true' }).id);
+      return 'probed';
+    },
+  });
+  const first = outcomeIdOf(defineOutcome(s.store, s.id, { description: 'the first', check: 'true' }).id);
+  const r = await s.run();
+  assert.equal(r.stop_reason?.type, 'end_turn');
+  assert.deepEqual(seen.map((f) => [f.outcome?.outcome_id, f.outcome?.state, f.pending.length]), [
+    [first, 'running', 0],
+    [second, 'running', 0],
+  ]);
+  assert.deepEqual(s.store.snapshot(s.id).outcome_evaluations.map((x) => [x.outcome_id, x.result]), [[first, 'interrupted'], [second, 'satisfied']]);
+});
+
+test('grade_outcome is offered with its result enum and criteria; the criteria reach the agent, each marked', async (t) => {
+  const criteria = [
+    { criterion: 'three lines', verdict: 'met' },
+    { criterion: 'a season word', verdict: 'not_met', note: 'none found' },
+    { criterion: 'a title', verdict: 'not_applicable' },
+  ];
+  const s = setup(t, [{ text: 'one two three' }, { tools: [{ name: 'grade_outcome', input: { result: 'needs_revision', explanation: 'one criterion is not met', criteria } }] }, { text: 'autumn leaves fall' }, grade('satisfied', 'fine')]);
+  defineOutcome(s.store, s.id, { description: 'write a haiku', rubric: '1. three lines\n2. a season word' });
+  await s.run();
+  const tool = s.model.requests.find((q) => q.tool_choice)!.tools[0]!;
+  const schema = tool.input_schema as unknown as { properties: Record<string, { enum?: string[]; items?: { properties: Record<string, { enum?: string[] }> } }>; required: string[] };
+  assert.deepEqual(schema.properties.result!.enum, ['satisfied', 'needs_revision', 'failed']);
+  assert.deepEqual(schema.required.sort(), ['explanation', 'result']);
+  assert.deepEqual(Object.keys(schema.properties.criteria!.items!.properties).sort(), ['criterion', 'note', 'verdict']);
+  const end = s.events().find((e) => e.type === 'span.outcome_evaluation_end');
+  assert.equal(end?.type === 'span.outcome_evaluation_end' && end.explanation, 'one criterion is not met\n- [met] three lines\n- [not met] a season word: none found\n- [n/a] a title');
+  assert.match(JSON.stringify(s.model.requests[2]!.messages.at(-1)), /\[not met\] a season word: none found/);
+});
+
+test('the log alone gives the same outcome ids and states: session.json rebuilt from scratch matches', async (t) => {
+  const s = setup(t, [{ text: 'v1' }, grade('needs_revision', 'more'), { text: 'v2' }, grade('satisfied', 'ok')]);
+  defineOutcome(s.store, s.id, { description: 'first', rubric: 'r', maxIterations: 4 });
+  await s.run();
+  defineOutcome(s.store, s.id, { description: 'second, not yet taken in', rubric: 'r' });
+  const before = s.store.snapshot(s.id);
+  fs.rmSync(s.store.paths(s.id).snapshot);
+  const after = s.store.snapshot(s.id);
+  assert.deepEqual(after.outcome_evaluations, before.outcome_evaluations);
+  assert.deepEqual(after.pending_outcomes, before.pending_outcomes);
+  assert.deepEqual(after.outcome, before.outcome);
+  assert.deepEqual(after.outcome_evaluations.map((x) => x.result), ['satisfied', 'pending']);
 });
 
 test('failed: the rubric does not fit; the session idles without another agent turn', async (t) => {

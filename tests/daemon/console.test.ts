@@ -1,8 +1,9 @@
 /** The daemon's text output shows the agent at work: what it said, each tool it ran, then the end line. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bench } from '../helpers/run.js';
+import { bench, NO_SHELL } from '../helpers/run.js';
 import { Daemon } from '../../src/daemon/daemon.js';
+import { defineOutcome } from '../../src/core/session-ops.js';
 
 /** Asks the daemon to look at a session and resolves when its run has ended. */
 function runOnce(d: Daemon, id: string): Promise<void> {
@@ -42,6 +43,28 @@ test('text mode: per run, the first line of what the agent said and each tool wi
   assert.deepEqual(tools.map((l) => l.replace(/^.* tool {2}/, '')), ['bash: echo hi', 'write: notes.md']);
   const order = run.map((l) => (/^\S+ {2}start /.test(l) ? 'start' : / said {2}/.test(l) ? 'said' : / tool {2}/.test(l) ? 'tool' : /^\S+ {2}end /.test(l) ? 'end' : 'other'));
   assert.deepEqual(order.filter((x) => x !== 'other'), ['start', 'said', 'tool', 'tool', 'said', 'end']);
+});
+
+test('text mode: each evaluation of an outcome, its result and the first line of its explanation, between the agent\'s lines', { skip: NO_SHELL }, async (t) => {
+  const b = await bench(t, {
+    steps: [{ text: 'First try.' }, { toolUses: [{ id: 'toolu_1', name: 'write', input: { file_path: '/workspace/out.txt', content: 'done\n' } }] }, { text: 'Fixed.' }],
+  });
+  const lines: string[] = [];
+  const d = new Daemon(b.rt, { concurrency: 1, poll: false, sweepMs: 30_000, json: false, write: (l) => lines.push(l), columns: 200 });
+  t.after(() => d.stop());
+  await d.start();
+  const id = b.session();
+  defineOutcome(b.store, id, { description: 'write out.txt', check: "grep -qs done out.txt || { echo 'out.txt lacks done'; exit 1; }" });
+  await runOnce(d, id);
+  const shown = lines.filter((l) => /^\S+ {4}\w{8} {2}(said|tool|grade) /.test(l)).map((l) => l.replace(/^\S+ {4}\w{8} {2}/, ''));
+  assert.deepEqual(shown, [
+    'said  First try.',
+    "grade evaluation 1: needs_revision: Check failed: `grep -qs done out.txt || { echo 'out.txt lacks done'; exit 1; }` exited 1.",
+    'tool  write: /workspace/out.txt',
+    'said  Fixed.',
+    "grade evaluation 2: satisfied: Check passed: `grep -qs done out.txt || { echo 'out.txt lacks done'; exit 1; }` exited 0.",
+  ]);
+  assert.match(lines.find((l) => / end {4}/.test(l)) ?? '', /outcome outc_\w+ evaluation 2: satisfied$/);
 });
 
 test('--json: only the machine lines, no agent words', async (t) => {

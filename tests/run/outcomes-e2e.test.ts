@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { bench, shellWorkspace, textOf, toolResults, NO_SHELL, type Bench } from '../helpers/run.js';
+import { bench, shellWorkspace, textOf, toolResults, writeAgent, NO_SHELL, type Bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { whenExists } from '../helpers/home.js';
 import { validateLog } from '../helpers/event-schema.js';
@@ -18,6 +18,7 @@ import { defineOutcome } from '../../src/core/session-ops.js';
 import { outcomeIdOf, type SessionEvent } from '../../src/core/schema/index.js';
 import { HEARTBEAT_MS } from '../../src/core/run/outcome-grading.js';
 import { KILL_GRACE_MS } from '../../src/core/sandbox/pty-shell.js';
+import { CHECK_TAIL_CHARS } from '../../src/core/run/graders.js';
 
 const grade = (result: string, explanation: string): Step => ({ toolUses: [{ name: 'grade_outcome', input: { result, explanation } }] });
 const ends = (evs: SessionEvent[]) => evs.flatMap((e) => (e.type === 'span.outcome_evaluation_end' ? [[e.iteration, e.result]] : []));
@@ -82,6 +83,54 @@ test('a failing check reaches the agent with its exit code and output; the revis
   const outcomeFile = JSON.parse(fs.readFileSync(`${b.store.paths(id).runtime}/outcome.json`, 'utf8'));
   assert.equal(outcomeFile.outcome, null);
   assert.equal(outcomeFile.outcome_evaluations.at(-1).result, 'satisfied');
+  assert.deepEqual(schemaErrors(b, id), []);
+});
+
+test('a failing check\'s explanation is the exit code and the tail of stdout and stderr together, bounded and redacted', { skip: NO_SHELL }, async (t) => {
+  const SECRET = 'sk-test-check-0123456789-secret';
+  const b = await bench(t, { steps: [{ text: 'v1' }, { text: 'v2' }, { text: 'I could not make it pass.' }], env: { OPENBOA_TEST_SECRET: SECRET } });
+  b.h.write('environments/secret.yaml', 'env:\n  API_TOKEN: { secret: { env: OPENBOA_TEST_SECRET } }\n');
+  writeAgent(b.h, 'test', { environment: 'secret' });
+  const id = b.session();
+  const ws = shellWorkspace(b, id);
+  // The first run floods stdout (far past the bound) and fails; the second says why on stderr only, with the secret.
+  const check = `if [ -e ${ws}/ran ]; then echo "token=$API_TOKEN: STDERR_ONLY" >&2; exit 4; fi; echo > ${ws}/ran; printf 'HEAD%sMARK\\n' _; seq 100000 103000; exit 2`;
+  defineOutcome(b.store, id, { description: 'x', check, maxIterations: 2 });
+  const r = await b.wake(id);
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+  assert.equal(b.fake.unexpected, 0);
+  const evs = b.events(id).flatMap((e) => (e.type === 'span.outcome_evaluation_end' ? [e] : []));
+  assert.deepEqual(evs.map((e) => [e.iteration, e.result]), [[0, 'needs_revision'], [1, 'max_iterations_reached']]);
+  const [flood, quiet] = evs.map((e) => e.explanation);
+  assert.match(flood!, /^Check failed: `[^`]+` exited 2\.\n…/);
+  assert.match(flood!, /\n103000$/, 'the tail of the output is kept');
+  assert.doesNotMatch(flood!, /HEAD_MARK/, 'the head is cut');
+  assert.ok(flood!.length < CHECK_TAIL_CHARS + 500, `bounded: ${flood!.length} characters`);
+  assert.match(quiet!, /exited 4\.\ntoken=\[REDACTED:API_TOKEN\]: STDERR_ONLY$/, 'stderr is in the explanation, its secret redacted');
+  const everything = JSON.stringify(b.fake.requests.map((q) => q.body)) + fs.readFileSync(b.store.paths(id).events, 'utf8') + fs.readFileSync(b.store.paths(id).snapshot, 'utf8');
+  assert.ok(!everything.includes(SECRET), 'the secret reaches neither the model, the log nor session.json');
+  assert.match(lastUserText(b.fake.requests[2]!), /STDERR_ONLY/, 'the agent reads it');
+  assert.deepEqual(schemaErrors(b, id), []);
+});
+
+test('a check runs under the bash timeout (shell.timeout_seconds): one that does not finish is killed and fails', { skip: NO_SHELL }, async (t) => {
+  const b = await bench(t, { steps: [{ text: 'done' }, { text: 'The check was too slow; that is where things stand.' }] });
+  b.h.write('environments/quick.yaml', 'shell: { timeout_seconds: 2 }\n');
+  writeAgent(b.h, 'test', { environment: 'quick' });
+  const id = b.session();
+  const ws = shellWorkspace(b, id);
+  defineOutcome(b.store, id, { description: 'x', check: `echo started > ${ws}/checking; echo SLOW_CHECK; sleep 600`, maxIterations: 1 });
+  const running = b.wake(id);
+  await whenExists(`${b.store.paths(id).workspace}/checking`);
+  // The timeout is a timer of the run's (manual) clock, armed for the environment's timeout.
+  await b.deps.clock.armed(2000);
+  await b.deps.clock.advance(2000);
+  const r = await running;
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' }, JSON.stringify({ r, evs: b.events(id).map((e) => e.type) }));
+  const end = b.events(id).find((e) => e.type === 'span.outcome_evaluation_end');
+  assert.ok(end?.type === 'span.outcome_evaluation_end');
+  assert.equal(end.result, 'max_iterations_reached');
+  assert.match(end.explanation, /^Check failed: `[^`]+` did not finish within 2 s and was killed\.\nSLOW_CHECK$/);
   assert.deepEqual(schemaErrors(b, id), []);
 });
 

@@ -12,7 +12,7 @@ import { backoffMs } from './backoff.js';
 import { compactingContext } from './compacting-context.js';
 import { failureGuards, guardedToolPolicy } from './failure-guards.js';
 import { createdAtOf } from './plan.js';
-import { gradeOutcomes } from './outcome-grading.js';
+import { gradeOutcomes, liveOutcomeFile } from './outcome-grading.js';
 import { correctionsFromDenials } from './learnings-run.js';
 import { memoryRecorder } from './memory-run.js';
 import { stopWhenPaused } from './pause-steering.js';
@@ -99,7 +99,7 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     model,
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
-    steering: stopWhenPaused(takeMidRunInput()),
+    steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory],
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
   };

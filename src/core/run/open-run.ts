@@ -148,7 +148,8 @@ export function writeStartFiles(ctx: RunContext, skillProblems: string[]): void 
   files.json('resources.json', { mounts: env.mounts.map((m) => ({ target: m.target, mode: m.writable ? 'rw' : 'ro', source: rel(ctx.rt.home, m.host) })) });
   files.json('vaults.json', { secrets: env.secretNames, missing: env.missingSecrets });
   writeRelations(ctx, s);
-  writeOutcomeFile(ctx, s);
+  // After session.status_running: the outcome this run took in is the open one now, no longer pending.
+  writeOutcomeFile(ctx, ctx.rt.store.snapshot(ctx.sessionId, { persist: false }));
   files.ensureSummary();
 }
 

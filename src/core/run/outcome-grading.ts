@@ -30,7 +30,7 @@ import { iso } from '../clock.js';
 import { ZERO_USAGE, type ModelUsage, type NewEvent, type OpenOutcome, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { ModelProvider } from '../model/provider.js';
 import { cutHead } from '../text-cut.js';
-import type { AfterRunHook, AfterTurnHook, Turn, TurnVerdict } from './loop-hooks.js';
+import type { AfterRunHook, AfterTurnHook, Steering, Turn, TurnVerdict } from './loop-hooks.js';
 import { endingForAbort } from './loop.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
@@ -190,6 +190,28 @@ function finalMessages(ctx: RunContext, snap: SessionSnapshot, turn: Turn | null
   let start = end;
   while (start > 0 && recent[start - 1]!.type !== 'span.model_request_start') start -= 1;
   return texts(recent.slice(start, end + 1));
+}
+
+/**
+ * Wraps the run's steering so runtime/outcome.json follows every change of
+ * the outcomes the fold reports at a step: the run taking in a new outcome
+ * (at its start or mid-run, replacing the open one), an evaluation's end,
+ * a definition arriving. Compares the snapshot each poll returns anyway,
+ * so a step where nothing changed writes nothing.
+ */
+export function liveOutcomeFile(inner: Steering): Steering {
+  let written: string | null = null;
+  return {
+    poll(ctx, journal) {
+      const s = inner.poll(ctx, journal);
+      const key = JSON.stringify([s.outcome?.outcome_id, s.outcome?.state, s.outcome?.iteration, s.pending_outcomes.map((p) => p.outcome_id), s.outcome_evaluations.length]);
+      if (key !== written) {
+        writeOutcomeFile(ctx, s);
+        written = key;
+      }
+      return s;
+    },
+  };
 }
 
 /** runtime/outcome.json: the open outcome, its evaluations so far, the last explanation, and the session's outcomes. */
