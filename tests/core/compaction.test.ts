@@ -13,6 +13,7 @@ import { SUMMARY_SECTIONS } from '../../src/core/run/summarize.js';
 import { ModelError, type ModelProvider, type ModelRequest } from '../../src/core/model/provider.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { unitRun } from '../helpers/unit-run.js';
+import { validateLog } from '../helpers/event-schema.js';
 
 const SUMMARY = `## Task Overview\nanswer the questions\n## Current State\nfive answered\n## Key Discoveries\nnone\n## Next Steps\nmore\n## Context to Preserve\nnothing`;
 
@@ -127,6 +128,7 @@ test('a summary request that fails falls back to the digest, and the log says so
   const err = s.events().find((e) => e.type === 'session.error' && e.error.code === 'summary_failed');
   assert.ok(err, 'a session.error says the summary failed');
   assert.match(firstText(s.m.agent.at(-1)!), /were compacted[\s\S]*user: question 0:/);
+  assert.deepEqual(validateLog(s.store.paths(s.id).events).errors, []);
 });
 
 test('each context warning once, in the next request; a compaction starts the count again', async (t) => {
@@ -237,4 +239,25 @@ test('compaction is bounded: turns longer than one summary request are summarize
   const order = prompts.map(firstInTranscript);
   assert.deepEqual(order, [...order].sort((a, b) => a - b), 'in order');
   assert.ok(order[0]! > 0, 'the oldest turns went to the digest, not to a request');
+});
+
+test('the default warnings: 50, 75 and 90 % each told once, in the request that passes it; runtime/context.json shows the window', async (t) => {
+  const s = setup(t, { compact_at: 0.98 });
+  const warned = () => s.events().flatMap((e) => (e.type === 'session.context_warning' ? [e.threshold] : []));
+  for (let k = 0; k < 40 && warned().length < 3; k++) await s.say(msg(k, 1000));
+  assert.deepEqual(warned(), [0.5, 0.75, 0.9], 'each threshold once, in order');
+  assert.equal(s.events().filter((e) => e.type === 'agent.thread_context_compacted').length, 0);
+  for (const pct of [50, 75, 90]) {
+    const told = s.m.agent.filter((r) => JSON.stringify(r.messages.at(-1)).includes(`context window is ${pct}% full`));
+    assert.equal(told.length, 1, `${pct}% told once`);
+  }
+  const ctxFile = JSON.parse(fs.readFileSync(`${s.store.paths(s.id).runtime}/context.json`, 'utf8')).context;
+  assert.equal(ctxFile.window, 20_000);
+  assert.ok(ctxFile.tokens_used >= 0.9 * 20_000 && ctxFile.tokens_used < 0.98 * 20_000, String(ctxFile.tokens_used));
+  assert.deepEqual(ctxFile.thresholds_passed, [0.5, 0.75, 0.9]);
+  assert.deepEqual(ctxFile.warn_at, [0.5, 0.75, 0.9]);
+  assert.equal(ctxFile.last_compaction, null);
+  // One more request: nothing is told again.
+  await s.say('and now?');
+  assert.deepEqual(warned(), [0.5, 0.75, 0.9]);
 });
