@@ -103,8 +103,13 @@ test('a restart rebuilds the same conversation from the log, without a summary c
   assert.ok(snap.compaction, 'the fold points at the compaction');
   const warm = new LogWindow(s.store, s.id, snap, 20_000 * 6, () => s.deps.clock.now()).builder.view().messages;
   forgetCachedWindows();
-  const cold = new LogWindow(s.store, s.id, snap, 20_000 * 6, () => s.deps.clock.now()).builder.view().messages;
+  const coldWindow = new LogWindow(s.store, s.id, snap, 20_000 * 6, () => s.deps.clock.now());
+  const cold = coldWindow.builder.view().messages;
   assert.deepEqual(cold, warm);
+  // The whole log fits the tail, yet a cold window reads only from the request before the kept turns: what the compaction left out is not read again.
+  const kept = snap.compaction!.kept_from_line!;
+  assert.ok(coldWindow.firstLine > 1 && coldWindow.firstLine < kept, `the cold window starts at line ${coldWindow.firstLine}, just before the kept turns (${kept})`);
+  assert.match(fs.readFileSync(s.store.paths(s.id).events, 'utf8').split('\n')[coldWindow.firstLine - 1]!, /"type":"span\.model_request_start"/);
   // A tail that starts after the compaction's line: it is read by its offset and still opens the conversation.
   forgetCachedWindows();
   const small = new LogWindow(s.store, s.id, snap, 8000, () => s.deps.clock.now());
@@ -260,4 +265,33 @@ test('the default warnings: 50, 75 and 90 % each told once, in the request that 
   // One more request: nothing is told again.
   await s.say('and now?');
   assert.deepEqual(warned(), [0.5, 0.75, 0.9]);
+});
+
+test('phase 0: the pruned turns lose their thinking blocks, but for the newest keep_thinking of the conversation and any holding a VITAL line', async () => {
+  const { pruneTurns } = await import('../../src/core/run/context-prune.js');
+  const think = (text: string) => ({ type: 'thinking' as const, thinking: text, signature: `sig ${text}` });
+  const turn = (k: number, extra: Array<ReturnType<typeof think>> = []) => [
+    { role: 'user' as const, content: [{ type: 'text' as const, text: `ask ${k}` }] },
+    { role: 'assistant' as const, content: [...extra, { type: 'text' as const, text: `answer ${k}` }] },
+  ];
+  const messages = [
+    ...turn(0, [think('old 0')]),
+    ...turn(1, [think('old 1 [VITAL] the key rotates monthly')]),
+    ...turn(2, [think('old 2')]),
+    { role: 'user' as const, content: [{ type: 'text' as const, text: 'ask 3' }] },
+    { role: 'assistant' as const, content: [{ type: 'redacted_thinking' as const, data: 'opaque' }] },
+    ...turn(4, [think('new 4')]),
+    ...turn(5, [think('new 5')]),
+  ];
+  // Turns 0 to 3 are pruned (upTo: the index of "ask 4"); two thinking blocks are kept in the whole conversation.
+  const out = pruneTurns(messages, 8, { keepThinking: 2, pruneOver: 8192 });
+  const thinking = out.flatMap((m) => m.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : b.type === 'redacted_thinking' ? ['(redacted)'] : [])));
+  assert.deepEqual(thinking, ['old 1 [VITAL] the key rotates monthly', 'new 4', 'new 5']);
+  assert.deepEqual(out[7]!.content, [{ type: 'text', text: '(thinking left out)' }], 'a turn of thinking alone keeps a note, never an empty turn');
+  assert.deepEqual(out.slice(8), messages.slice(8), 'the kept turns are untouched');
+  assert.equal(messages[1]!.content.length, 2, 'the input is not mutated');
+  // With keep_thinking 3, the newest three survive wherever they are: here the redacted block of turn 3.
+  const three = pruneTurns(messages, 8, { keepThinking: 3, pruneOver: 8192 });
+  assert.deepEqual(three[7]!.content, [{ type: 'redacted_thinking', data: 'opaque' }]);
+  assert.ok(!JSON.stringify(three).includes('old 2') && !JSON.stringify(three).includes('old 0'));
 });
