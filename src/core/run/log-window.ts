@@ -8,7 +8,10 @@
  * folded window is kept in a small per-process cache (the daemon is a long
  * process): the next run of the same session reads only the lines appended
  * since. The cache is checked against the file's inode and size, so a
- * replaced or truncated log is read afresh; the log stays the truth.
+ * replaced or truncated log is read afresh; the log stays the truth. After a
+ * compaction that left turns out, a window read afresh goes back only to the
+ * request before the kept turns (tailFrom), so a restarted daemon does not
+ * read again what the summary stands for.
  *
  * A session.status_running in the window may take in events whose lines lie
  * before it (a burst of messages larger than the tail, or a message followed
@@ -101,7 +104,8 @@ export class LogWindow {
     if (hit && hit.ino === end.ino && hit.cursor.offset <= end.offset && hit.maxBytes === maxBytes) {
       this.c = hit;
     } else {
-      const lines = readLinesBefore(file, end, maxBytes);
+      const kept = snap.compaction?.kept_from_line;
+      const lines = (kept !== undefined && !this.refused.has(snap.compaction!.line) && tailFrom(file, end, maxBytes, kept, this.refused)) || readLinesBefore(file, end, maxBytes);
       const tailBytes = lines.reduce((a, l) => a + l.bytes + 1, 0);
       const head = { offset: end.offset - tailBytes, line: end.line - lines.length };
       this.c = { ino: end.ino, cursor: end, builder: new ConversationBuilder(), recent: [], fromStart: head.offset === 0, maxBytes, trimmedAt: 0, head, takenBefore: 0 };
@@ -252,6 +256,40 @@ export class LogWindow {
 }
 
 const isUserEvent = (e: SessionEvent) => isUserEventType(e.type);
+
+/** Bytes of the first step of tailFrom (doubled at each further step). */
+const TAIL_FROM_STEP = 16 * 1024;
+const REQUEST_START = '"type":"span.model_request_start"';
+
+/**
+ * The tail of a compacted log, read back only as far as the kept turns need:
+ * to the latest `span.model_request_start` before `keptFrom` (a user turn
+ * gathers what came since the request before it, so the first kept turn is
+ * rebuilt whole; what lies before it the compaction leaves out). Read in
+ * doubling steps; null when that point is not within `maxBytes`, and the
+ * caller reads the plain tail, as it would without a compaction (a line
+ * the fold refused is no such point). A run
+ * after a restart so reads what the window holds, not a window's worth of
+ * bytes. Events the kept turns took in from further back are found by
+ * readBackFor, as for any tail.
+ */
+function tailFrom(file: string, end: Cursor, maxBytes: number, keptFrom: number, refused: ReadonlySet<number>): RawLine[] | null {
+  let out: RawLine[] = [];
+  let at = end;
+  let bytes = 0;
+  for (let step = TAIL_FROM_STEP; at.offset > 0 && bytes < maxBytes; step *= 2) {
+    const chunk = readLinesBefore(file, at, Math.min(step, maxBytes - bytes));
+    if (chunk.length === 0) return null;
+    out = chunk.concat(out);
+    at = { offset: at.offset - chunk.reduce((a, l) => a + l.bytes + 1, 0), line: at.line - chunk.length, ino: at.ino };
+    bytes = end.offset - at.offset;
+    for (let i = chunk.length - 1; i >= 0; i--) {
+      const l = chunk[i]!;
+      if (l.no < keptFrom && !refused.has(l.no) && l.text.includes(REQUEST_START)) return out.slice(i);
+    }
+  }
+  return at.offset === 0 ? out : null;
+}
 
 /** Lines of events.jsonl the snapshot's fold refused: not yet reported, or reported. */
 function refusedLines(s: SessionSnapshot): Set<number> {

@@ -31,7 +31,7 @@ const SUMMARY_SYSTEM = [
   'You summarize the earlier part of a long working session between a person and an AI agent, so that the agent can go on from your summary alone.',
   `Write exactly these five sections, each under a markdown heading with its title: ${SUMMARY_SECTIONS.map((s) => `## ${s}`).join(', ')}.`,
   'Task Overview: what the agent was asked to do and why. Current State: what is done, what is in progress, what is broken. Key Discoveries: facts learned, decisions made and why, paths, commands, names. Next Steps: what remains, in order. Context to Preserve: anything else the agent must not lose (constraints, preferences, ids, open questions).',
-  'Keep lines marked [VITAL], #vital or #critical, and lines starting ERROR: or WARNING:, word for word. Be specific and brief; never invent what the transcript does not say.',
+  'Keep lines marked [VITAL], #vital, #critical or [!], and lines starting ERROR: or WARNING:, word for word. Be specific and brief; never invent what the transcript does not say.',
 ].join('\n');
 
 export interface SummaryResult {

@@ -169,9 +169,11 @@ export const SessionSnapshot = z.object({
 
   /**
    * The latest compaction that shapes the conversation (docs/context.md):
-   * where its line is, so a run whose window starts after it still reads it.
+   * where its line is, so a run whose window starts after it still reads it,
+   * and, when it left turns out behind a summary, the line the kept turns
+   * start at (`kept_from_line`): a run reads no further back than that.
    */
-  compaction: z.object({ event_id: z.string(), line: z.number().int().positive(), offset: z.number().int().nonnegative() }).nullable().default(null),
+  compaction: z.object({ event_id: z.string(), line: z.number().int().positive(), offset: z.number().int().nonnegative(), kept_from_line: z.number().int().positive().optional() }).nullable().default(null),
   /** Context warnings given since that compaction (thresholds, shares of the window). */
   context_warned: z.array(z.number()).default([]),
   /** Held by a user.pause (docs/context.md): no run starts until a user.resume; null otherwise. */

@@ -362,7 +362,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       // The summary requests' tokens and cost are the session's too (phase 2).
       if (e.usage) addUsage(s, e.usage, e.model_requests ?? 0, e.cost_usd);
       // Only a compaction the rebuild acts on (it says where the kept turns start, or what it pruned).
-      if (offset !== undefined && (e.kept_from_line !== undefined || e.pruned_before_line !== undefined)) s.compaction = { event_id: e.id, line, offset };
+      if (offset !== undefined && (e.kept_from_line !== undefined || e.pruned_before_line !== undefined)) s.compaction = { event_id: e.id, line, offset, ...(e.kept_from_line !== undefined && e.summary !== undefined ? { kept_from_line: e.kept_from_line } : {}) };
       s.context_warned = [];
       break;
     case 'session.context_warning':
