@@ -229,3 +229,29 @@ test('a bounded catch-up reads the newest sessions first and says how many it le
   assert.equal(search.catchUp('unit').deferred, 0);
   assert.equal(search.search('numbat', { agentId: 'unit', limit: 10 }).length, 5);
 });
+
+test("the caller's own session, its learnings included, is left out however well it ranks; the scope holds; more are ranked when the best are left out", async (t) => {
+  const s = setup(t);
+  const own = s.session('unit', 'mine');
+  for (let i = 0; i < 12; i++) sendMessage(s.store, own, `quokka quokka ${i}`);
+  // The best-ranked documents of all: short, all the word. Learnings carry the session that learned them.
+  for (let i = 0; i < 3; i++) appendLearning(s.h.home, 'unit', { kind: 'lesson', source: 'agent', text: `quokka ${i}`, tags: [], sessionId: own, eventId: `sevt_l${i}`, wakeId: null }, { clock: s.deps.clock, redactor: Redactor.none });
+  const mate = s.session('unit', 'a colleague');
+  sendMessage(s.store, mate, 'we saw one quokka near the long river path yesterday afternoon');
+  const stranger = s.session('other', 'another agent');
+  sendMessage(s.store, stranger, 'quokka');
+  const search = s.open();
+  search.catchUp();
+
+  const all = search.search('quokka', { agentId: 'unit', limit: 50 });
+  assert.ok(all.filter((h) => h.session_id === own).length >= 15, 'the word is found in the own session when it is not excluded');
+  // The own session's learnings rank above the colleague's long line, so a ranking of the best 1 finds none of the others first.
+  assert.equal(all.findIndex((h) => h.session_id === mate) > 3, true);
+
+  for (const limit of [1, 2, 10]) {
+    const hits = search.search('quokka', { agentId: 'unit', excludeSessionId: own, limit });
+    assert.deepEqual(hits.map((h) => h.session_id), [mate], `limit ${limit}`);
+  }
+  const home = search.search('quokka', { agentId: null, excludeSessionId: own, limit: 10 });
+  assert.deepEqual(new Set(home.map((h) => h.session_id)), new Set([mate, stranger]));
+});
