@@ -12,7 +12,7 @@ import { loadAgent } from '../../src/core/definitions.js';
 import { Redactor } from '../../src/core/redact.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { readContent, readVersions, sha256Of, substrateVersioned } from '../../src/core/memory/version-store.js';
-import { PROMOTE_MESSAGE_MAX, promoteTool } from '../../src/core/tools/promote-tool.js';
+import { PROMOTE_MESSAGE_MAX, promoteTool, substrateQuotaRefusal } from '../../src/core/tools/promote-tool.js';
 import type { ToolContext } from '../../src/core/tools/tool.js';
 import { unitRun } from '../helpers/unit-run.js';
 
@@ -80,18 +80,34 @@ test('a message that redaction makes longer than a log line holds is cut, and th
 
 test('a log that cannot be appended to promotes nothing: /substrate never holds a file its log does not explain', async (t) => {
   const s = setup(t);
-  fs.mkdirSync(s.sub.log, { recursive: true }); // appending to a directory fails (EISDIR)
+  fs.mkdirSync(s.sub.log, { recursive: true }); // reading or appending to a directory fails (EISDIR)
   const r = await s.promote(['plan.md', 'sub/tool.sh']);
   assert.equal(r.isError, true);
-  assert.match(r.text, /^promote stopped at \/workspace\/plan\.md: .*EISDIR.* Nothing was promoted\.$/s);
+  // The quota is counted from the log first, so the call stops there, before anything is stored.
+  assert.match(r.text, /^Nothing was promoted: the substrate's log could not be read: EISDIR/);
+  assert.equal(fs.existsSync(s.sub.store), false);
   assert.deepEqual(fs.readdirSync(s.sub.dir), [], 'nothing renamed into /substrate');
   // A store that cannot be written: nothing is logged or renamed either.
   fs.rmdirSync(s.sub.log);
-  fs.rmSync(s.sub.store, { recursive: true }); // what the first call stored (unreferenced, harmless)
   fs.writeFileSync(s.sub.store, 'not a directory');
   const r2 = await s.promote(['plan.md']);
   assert.equal(r2.isError, true);
   assert.match(r2.text, /^Nothing was promoted: \/workspace\/plan\.md could not be stored: /);
   assert.deepEqual(fs.readdirSync(s.sub.dir), []);
   assert.equal(fs.existsSync(s.sub.log), false);
+});
+
+test("a promote that would take the substrate's store past its quota promotes nothing; a content already stored does not count again", async (t) => {
+  const s = setup(t);
+  assert.equal((await s.promote(['plan.md'])).isError, false);
+  const quota = { bytes: 'the plan'.length + 3, contents: 5 };
+  // 'echo hi' is 7 new bytes: 8 + 7 > 11.
+  const files = [{ data: Buffer.from('echo hi') }];
+  assert.match(substrateQuotaRefusal(s.sub, files, quota) ?? '', /^Nothing was promoted: the substrate's store holds 8 bytes in 1 contents, and this promote would take it to 15 bytes in 2 \(at most 11 bytes and 5 contents\)\.$/);
+  // The same content as stored before (under another name) adds nothing.
+  assert.equal(substrateQuotaRefusal(s.sub, [{ data: Buffer.from('the plan') }], quota), null);
+  assert.match(substrateQuotaRefusal(s.sub, files, { bytes: 1_000, contents: 1 }) ?? '', /would take it to 15 bytes in 2 \(at most 1000 bytes and 1 contents\)/);
+  // Under the real quota the call goes through, and the tool runs the same check.
+  assert.equal(substrateQuotaRefusal(s.sub, files), null);
+  assert.equal((await s.promote(['sub/tool.sh'])).isError, false);
 });

@@ -3,79 +3,19 @@
  * quoting of recorded text, a busy write lock, long logs, hostile queries and
  * a hostile index path. The real store, index and tools; the memory sandbox.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
-import { wake } from '../../src/core/run/wake.js';
-import { loadAgent } from '../../src/core/definitions.js';
-import type { Runtime } from '../../src/core/run/run-context.js';
-import { readLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
-import type { SessionEvent } from '../../src/core/schema/index.js';
 import { SessionSearch } from '../../src/core/search/session-search.js';
 import { searchDbFile, SHORT_BUSY_TIMEOUT_MS } from '../../src/core/search/search-db.js';
 import { readSessionWindow } from '../../src/core/search/session-window.js';
 import Database from 'better-sqlite3';
 import { readSessionTool, searchSessionsTool } from '../../src/core/tools/search-tools.js';
-import type { ToolContext } from '../../src/core/tools/tool.js';
-import { appendLearning, retireLearning } from '../../src/core/learnings.js';
+import { appendLearning } from '../../src/core/learnings.js';
 import { Redactor } from '../../src/core/redact.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
-import { queuedModel, type Reply } from '../helpers/queued-model.js';
-import { validateLog } from '../helpers/event-schema.js';
-import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
-
-const SECRET = 'sk-live-9f8e7d6c5b4a';
-
-function setup(t: TestContext, opts: { scope?: 'agent' | 'home' } = {}) {
-  const h = tempHome(t);
-  h.write('environments/vault.yaml', YAML.stringify({ env: { API_KEY: { secret: { env: 'UNIT_SECRET' } } } }));
-  const agent = (id: string, scope: 'agent' | 'home' = 'agent') =>
-    h.write(`agents/${id}/agent.yaml`, YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'vault', memory: { search_scope: scope } }));
-  agent('unit', opts.scope);
-  agent('other');
-  const replies: Reply[] = [];
-  const model = queuedModel(replies);
-  const sandbox = new MemorySandbox({ exec: () => 'ran' });
-  const deps = { ...testDeps({ UNIT_SECRET: SECRET }), models: model.registry, sandbox: () => sandbox };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const session = (agentId = 'unit', title?: string) => createSession(store, { agent: agentId, ...(title ? { title } : {}) }).id;
-  const events = (id: string): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  const open = () => {
-    const s = SessionSearch.open(store, deps.env);
-    t.after(() => s.close());
-    return s;
-  };
-  /** A tool call as a run makes it, for the agent `agentId` in session `sessionId`. */
-  const ctx = (sessionId: string, agentId = 'unit'): ToolContext =>
-    ({
-      sessionId,
-      wakeId: 'wake_test',
-      toolUseId: 'sevt_test',
-      clock: deps.clock,
-      store,
-      sandbox,
-      redactor: Redactor.none,
-      skills: [],
-      shellTimeoutMs: 1000,
-      outputLimitChars: 100_000,
-      signal: new AbortController().signal,
-      agent: loadAgent(h.home, agentId),
-      processEnv: deps.env,
-    }) as ToolContext;
-  return { h, model, replies, store, rt, deps, session, events, open, ctx, agent };
-}
-
+import { searchBench as setup, SECRET } from '../helpers/search-bench.js';
 
 test('search_sessions redacts at output what an index built without the secrets holds, and learnings are redacted when indexed', async (t) => {
   const s = setup(t, { scope: 'home' });

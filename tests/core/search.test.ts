@@ -2,76 +2,19 @@
  * Cross-session search in-process: the real store, index (SQLite FTS5 on a
  * temp home), loop and tools; the queued model and the memory sandbox.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
-import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
-import { loadAgent } from '../../src/core/definitions.js';
-import type { Runtime } from '../../src/core/run/run-context.js';
-import { readLines } from '../../src/core/store/jsonl.js';
-import { parseEventLine } from '../../src/core/store/parse-line.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
-import { SessionSearch } from '../../src/core/search/session-search.js';
 import { searchDbFile } from '../../src/core/search/search-db.js';
 import { readSessionTool, searchSessionsTool } from '../../src/core/tools/search-tools.js';
-import type { ToolContext } from '../../src/core/tools/tool.js';
 import { appendLearning, retireLearning } from '../../src/core/learnings.js';
 import { Redactor } from '../../src/core/redact.js';
-import { tempHome } from '../helpers/home.js';
-import { testDeps } from '../helpers/deps.js';
-import { queuedModel, type Reply } from '../helpers/queued-model.js';
 import { validateLog } from '../helpers/event-schema.js';
-import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
-
-const SECRET = 'sk-live-9f8e7d6c5b4a';
-
-function setup(t: TestContext, opts: { scope?: 'agent' | 'home' } = {}) {
-  const h = tempHome(t);
-  h.write('environments/vault.yaml', YAML.stringify({ env: { API_KEY: { secret: { env: 'UNIT_SECRET' } } } }));
-  const agent = (id: string, scope: 'agent' | 'home' = 'agent') =>
-    h.write(`agents/${id}/agent.yaml`, YAML.stringify({ provider: 'anthropic', model: 'unit-model', system: 'You are a unit test.', environment: 'vault', memory: { search_scope: scope } }));
-  agent('unit', opts.scope);
-  agent('other');
-  const replies: Reply[] = [];
-  const model = queuedModel(replies);
-  const sandbox = new MemorySandbox({ exec: () => 'ran' });
-  const deps = { ...testDeps({ UNIT_SECRET: SECRET }), models: model.registry, sandbox: () => sandbox };
-  const store = new SessionStore(h.home, deps);
-  const rt: Runtime = { home: h.home, store, deps };
-  const session = (agentId = 'unit', title?: string) => createSession(store, { agent: agentId, ...(title ? { title } : {}) }).id;
-  const events = (id: string): SessionEvent[] =>
-    readLines(store.paths(id).events)
-      .lines.map((l) => parseEventLine(l, deps.clock.now()))
-      .flatMap((r) => (r.kind === 'event' ? [r.event] : []));
-  const open = () => {
-    const s = SessionSearch.open(store, deps.env);
-    t.after(() => s.close());
-    return s;
-  };
-  /** A tool call as a run makes it, for the agent `agentId` in session `sessionId`. */
-  const ctx = (sessionId: string, agentId = 'unit'): ToolContext =>
-    ({
-      sessionId,
-      wakeId: 'wake_test',
-      toolUseId: 'sevt_test',
-      clock: deps.clock,
-      store,
-      sandbox,
-      redactor: Redactor.none,
-      skills: [],
-      shellTimeoutMs: 1000,
-      outputLimitChars: 100_000,
-      signal: new AbortController().signal,
-      agent: loadAgent(h.home, agentId),
-      processEnv: deps.env,
-    }) as ToolContext;
-  return { h, model, replies, store, rt, deps, session, events, open, ctx, agent };
-}
+import { searchBench as setup, SECRET } from '../helpers/search-bench.js';
 
 test('search finds a fact from an old session, and read_session returns the events around it with secrets redacted', async (t) => {
   const s = setup(t);
@@ -285,4 +228,30 @@ test('a bounded catch-up reads the newest sessions first and says how many it le
   );
   assert.equal(search.catchUp('unit').deferred, 0);
   assert.equal(search.search('numbat', { agentId: 'unit', limit: 10 }).length, 5);
+});
+
+test("the caller's own session, its learnings included, is left out however well it ranks; the scope holds; more are ranked when the best are left out", async (t) => {
+  const s = setup(t);
+  const own = s.session('unit', 'mine');
+  for (let i = 0; i < 12; i++) sendMessage(s.store, own, `quokka quokka ${i}`);
+  // The best-ranked documents of all: short, all the word. Learnings carry the session that learned them.
+  for (let i = 0; i < 3; i++) appendLearning(s.h.home, 'unit', { kind: 'lesson', source: 'agent', text: `quokka ${i}`, tags: [], sessionId: own, eventId: `sevt_l${i}`, wakeId: null }, { clock: s.deps.clock, redactor: Redactor.none });
+  const mate = s.session('unit', 'a colleague');
+  sendMessage(s.store, mate, 'we saw one quokka near the long river path yesterday afternoon');
+  const stranger = s.session('other', 'another agent');
+  sendMessage(s.store, stranger, 'quokka');
+  const search = s.open();
+  search.catchUp();
+
+  const all = search.search('quokka', { agentId: 'unit', limit: 50 });
+  assert.ok(all.filter((h) => h.session_id === own).length >= 15, 'the word is found in the own session when it is not excluded');
+  // The own session's learnings rank above the colleague's long line, so a ranking of the best 1 finds none of the others first.
+  assert.equal(all.findIndex((h) => h.session_id === mate) > 3, true);
+
+  for (const limit of [1, 2, 10]) {
+    const hits = search.search('quokka', { agentId: 'unit', excludeSessionId: own, limit });
+    assert.deepEqual(hits.map((h) => h.session_id), [mate], `limit ${limit}`);
+  }
+  const home = search.search('quokka', { agentId: null, excludeSessionId: own, limit: 10 });
+  assert.deepEqual(new Set(home.map((h) => h.session_id)), new Set([mate, stranger]));
 });

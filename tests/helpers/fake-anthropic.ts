@@ -7,7 +7,7 @@
  * left fails loudly (500, x-should-retry: false) and is counted.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startScriptedServer, type RecordedBase, type ScriptedServer } from './scripted-server.js';
 
 export interface ToolUseStep {
   id?: string;
@@ -31,10 +31,7 @@ export type Step =
   /** Never answer; the request stays open until the client aborts. */
   | { hang: true };
 
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
+export interface RecordedRequest extends RecordedBase {
   body: {
     model: string;
     system?: string;
@@ -43,8 +40,6 @@ export interface RecordedRequest {
     messages: Array<{ role: string; content: Array<Record<string, unknown>> | string }>;
     tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
   };
-  /** Set when the client went away before the response ended (abort). */
-  aborted: boolean;
   /**
    * The request exactly as sent. `body` is the same with each run's note
    * (the `[openboa] now …` block that closes a run's user turn, see
@@ -77,19 +72,10 @@ export function withoutRunNotes(body: RecordedRequest['body']): RecordedRequest[
   return { ...body, messages: merged, ...(system !== undefined ? { system } : {}), ...(tools ? { tools } : {}) };
 }
 
-export interface FakeAnthropic {
+export interface FakeAnthropic extends ScriptedServer<Step, RecordedRequest> {
   url: string;
-  requests: RecordedRequest[];
-  /** Requests that found no scripted step. */
-  unexpected: number;
   /** Bodies of POST /v1/messages/count_tokens requests (answered with an estimate, not from the script). */
   counted: Array<RecordedRequest['body']>;
-  push(...steps: Step[]): void;
-  /** Resolves when `n` requests have arrived. */
-  waitForRequests(n: number): Promise<void>;
-  /** Resolves once the connection of request `i` has closed (then `aborted` is final). */
-  closed(i: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 let counter = 0;
@@ -163,83 +149,38 @@ async function sendSse(res: http.ServerResponse, step: Extract<Step, { text?: st
 export type UsageFor = (raw: RecordedRequest['body']) => { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
 
 export async function startFakeAnthropic(steps: Step[] = [], o: { usageFor?: UsageFor } = {}): Promise<FakeAnthropic> {
-  const queue = [...steps];
-  const requests: RecordedRequest[] = [];
-  const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const state = { unexpected: 0 };
   const counted: Array<RecordedRequest['body']> = [];
-  const closings: Array<Promise<void>> = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d) => (raw += d));
-    req.on('end', () => {
-      let body: RecordedRequest['body'];
-      try {
-        body = JSON.parse(raw || '{}');
-      } catch {
-        body = {} as RecordedRequest['body'];
-      }
-      if (req.method === 'POST' && /\/v1\/messages\/count_tokens$/.test((req.url ?? '').split('?')[0] ?? '')) {
-        // Token counting is answered, never scripted: about 4 characters a token of what was sent. Kept apart from `requests`.
-        counted.push(body);
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ input_tokens: Math.ceil(JSON.stringify({ system: body.system, tools: body.tools, messages: body.messages }).length / 4) }));
-        return;
-      }
-      const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: withoutRunNotes(body), raw: body, aborted: false };
-      requests.push(rec);
-      for (const w of waiters.filter((x) => requests.length >= x.n)) w.resolve();
-      let closed = false;
-      closings[requests.length - 1] = new Promise<void>((resolve) =>
-        res.on('close', () => {
-          if (!res.writableFinished) rec.aborted = true;
-          closed = true;
-          resolve();
-        }),
-      );
-      if (req.method !== 'POST' || !/\/v1\/messages$/.test((req.url ?? '').split('?')[0] ?? '')) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no route ${req.method} ${req.url}` } }));
-        return;
-      }
-      const step = queue.shift();
-      if (!step) {
-        state.unexpected += 1;
-        res.writeHead(500, { 'content-type': 'application/json', 'x-should-retry': 'false' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'the fake server has no scripted step for this request' } }));
-        return;
-      }
+  const server = await startScriptedServer<Step, RecordedRequest['body'], RecordedRequest>({
+    steps,
+    route: /\/v1\/messages$/,
+    record: (base, body) => ({ ...base, body: withoutRunNotes(body), raw: body, aborted: false }),
+    aside: (req, body, res) => {
+      if (!(req.method === 'POST' && /\/v1\/messages\/count_tokens$/.test((req.url ?? '').split('?')[0] ?? ''))) return false;
+      // Token counting is answered, never scripted: about 4 characters a token of what was sent. Kept apart from `requests`.
+      counted.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ input_tokens: Math.ceil(JSON.stringify({ system: body.system, tools: body.tools, messages: body.messages }).length / 4) }));
+      return true;
+    },
+    error: (res, status, kind, message) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...(kind === 'no_step' ? { 'x-should-retry': 'false' } : {}) });
+      res.end(JSON.stringify({ type: 'error', error: { type: kind === 'no_step' ? 'api_error' : 'not_found_error', message } }));
+    },
+    answer: (step, { rec, res, isClosed }) => {
       if ('hang' in step) return;
       if ('status' in step) {
         res.writeHead(step.status, { 'content-type': 'application/json', 'retry-after-ms': '0', ...step.headers });
         res.end(JSON.stringify({ type: 'error', error: { type: step.errorType ?? 'api_error', message: step.message ?? `scripted ${step.status}` } }));
         return;
       }
-      if (body.stream) {
-        const usage = o.usageFor ? o.usageFor(body) : undefined;
-        void sendSse(res, usage ? { ...step, usage: { ...step.usage, ...usage } } : step, () => closed);
+      if (rec.raw.stream) {
+        const usage = o.usageFor ? o.usageFor(rec.raw) : undefined;
+        void sendSse(res, usage ? { ...step, usage: { ...step.usage, ...usage } } : step, isClosed);
       } else {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(message(step)));
       }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    counted,
-    get unexpected() {
-      return state.unexpected;
     },
-    push: (...s) => queue.push(...s),
-    closed: (i) => closings[i] ?? Promise.reject(new Error(`no request ${i}`)),
-    waitForRequests: (n) => (requests.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  });
+  return Object.assign(server, { url: `http://127.0.0.1:${server.port}`, counted });
 }

@@ -10,7 +10,7 @@
  * x-should-retry: false) and is counted.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startScriptedServer, type RecordedBase, type ScriptedServer } from './scripted-server.js';
 
 export interface FakeToolCall {
   id?: string;
@@ -37,10 +37,7 @@ export type OaiStep =
   /** Stream without end until the client goes away (or 256 MB were written): text deltas, one call's arguments, or ever more tool calls. */
   | { flood: 'text' | 'arguments' | 'calls' };
 
-export interface OaiRequest {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
+export interface OaiRequest extends RecordedBase {
   body: {
     model: string;
     messages: Array<{ role: string; content?: unknown; tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
@@ -53,24 +50,13 @@ export interface OaiRequest {
     stream_options?: { include_usage?: boolean };
     [k: string]: unknown;
   };
-  /** Set when the client went away before the response ended (abort). */
-  aborted: boolean;
 }
 
-export interface FakeOpenAI {
+export interface FakeOpenAI extends ScriptedServer<OaiStep, OaiRequest> {
   /** The base URL for the SDK: `http://127.0.0.1:<port>/v1`. */
   url: string;
-  requests: OaiRequest[];
-  /** Requests that found no scripted step. */
-  unexpected: number;
-  push(...steps: OaiStep[]): void;
-  /** Resolves when `n` requests have arrived. */
-  waitForRequests(n: number): Promise<void>;
   /** Resolves once the first SSE chunk of request `i` was written (the stream is under way). */
   streaming(i: number): Promise<void>;
-  /** Resolves once the connection of request `i` has closed (then `aborted` is final). */
-  closed(i: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 let counter = 0;
@@ -149,11 +135,6 @@ async function sendFlood(res: http.ServerResponse, kind: 'text' | 'arguments' | 
 }
 
 export async function startFakeOpenAI(steps: OaiStep[] = []): Promise<FakeOpenAI> {
-  const queue = [...steps];
-  const requests: OaiRequest[] = [];
-  const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const state = { unexpected: 0 };
-  const closings: Array<Promise<void>> = [];
   const starts: Array<{ promise: Promise<void>; resolve: () => void }> = [];
   const startOf = (i: number) => {
     if (!starts[i]) {
@@ -163,43 +144,19 @@ export async function startFakeOpenAI(steps: OaiStep[] = []): Promise<FakeOpenAI
     }
     return starts[i]!;
   };
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d) => (raw += d));
-    req.on('end', () => {
-      let body: OaiRequest['body'];
-      try {
-        body = JSON.parse(raw || '{}');
-      } catch {
-        body = {} as OaiRequest['body'];
-      }
-      const rec: OaiRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, aborted: false };
-      requests.push(rec);
-      const i = requests.length - 1;
-      for (const w of waiters.filter((x) => requests.length >= x.n)) w.resolve();
-      let closed = false;
-      closings[i] = new Promise<void>((resolve) =>
-        res.on('close', () => {
-          if (!res.writableFinished) rec.aborted = true;
-          closed = true;
-          resolve();
-        }),
-      );
-      if (req.method !== 'POST' || !/\/v1\/chat\/completions$/.test((req.url ?? '').split('?')[0] ?? '')) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found', param: null } }));
-        return;
-      }
-      const step = queue.shift();
-      if (!step) {
-        state.unexpected += 1;
-        res.writeHead(500, { 'content-type': 'application/json', 'x-should-retry': 'false' });
-        res.end(JSON.stringify({ error: { message: 'the fake server has no scripted step for this request', type: 'server_error', code: null, param: null } }));
-        return;
-      }
+  const server = await startScriptedServer<OaiStep, OaiRequest['body'], OaiRequest>({
+    steps,
+    route: /\/v1\/chat\/completions$/,
+    record: (base, body) => ({ ...base, body, aborted: false }),
+    error: (res, status, kind, message) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...(kind === 'no_step' ? { 'x-should-retry': 'false' } : {}) });
+      res.end(JSON.stringify({ error: { message, type: kind === 'no_step' ? 'server_error' : 'invalid_request_error', code: kind === 'no_step' ? null : 'not_found', param: null } }));
+    },
+    answer: (step, { rec: { body }, index, res, isClosed }) => {
+      const started = () => startOf(index).resolve();
       if ('hang' in step) return;
       if ('flood' in step) {
-        void sendFlood(res, step.flood, body, () => closed, () => startOf(i).resolve());
+        void sendFlood(res, step.flood, body, isClosed, started);
         return;
       }
       if ('status' in step) {
@@ -207,29 +164,12 @@ export async function startFakeOpenAI(steps: OaiStep[] = []): Promise<FakeOpenAI
         res.end(JSON.stringify({ error: { message: step.message ?? `scripted ${step.status}`, type: step.type ?? 'server_error', code: step.code ?? null, param: null } }));
         return;
       }
-      if (body.stream) void sendSse(res, step, body, () => closed, () => startOf(i).resolve());
+      if (body.stream) void sendSse(res, step, body, isClosed, started);
       else {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(completion(step, body.model)));
       }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    get unexpected() {
-      return state.unexpected;
     },
-    push: (...s) => queue.push(...s),
-    streaming: (i) => startOf(i).promise,
-    closed: (i) => closings[i] ?? Promise.reject(new Error(`no request ${i}`)),
-    waitForRequests: (n) => (requests.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  });
+  return Object.assign(server, { url: `http://127.0.0.1:${server.port}/v1`, streaming: (i: number) => startOf(i).promise });
 }

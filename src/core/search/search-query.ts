@@ -9,7 +9,7 @@
  * any word fill the rest (BM25 ranks those matching more words higher).
  *
  * Scope is enforced twice: the agent's scope token in the FTS query, and
- * `agent_id` in the SQL filter.
+ * each ranked row's `agent_id` checked before it is kept.
  */
 import { SEARCH_QUERY_WORDS, type SearchHit, type SearchKind } from '../schema/index.js';
 import { scopeToken, type SearchDb } from './search-db.js';
@@ -63,17 +63,22 @@ interface HitRow {
 }
 
 /**
- * The ranking, without snippets: SQLite computes a query's result columns
- * for every matching row before it sorts, and a snippet for each of tens of
- * thousands of matches of a common word is most of the time; snippets are
- * made afterwards for the `limit` rows kept (snippetOf).
+ * The ranking, without snippets. The best `fetch` matches are ranked on the
+ * FTS table alone (the caller's own session's lines left out there, by the
+ * indexed `source`), and only those
+ * rows are joined to their documents and sessions: a common word matches
+ * tens of thousands of rows, and SQLite computes a query's joins and result
+ * columns for every matching row before it sorts. Snippets are made
+ * afterwards for the rows kept (snippetOf).
  */
-function statement(db: SearchDb, scoped: boolean, exclude: boolean) {
+function statement(db: SearchDb, exclude: boolean) {
   return db.prepare(
-    `SELECT d.id, d.session_id, d.event_id, d.agent_id, d.kind, d.created_at, s.title, fts.rank AS rank
-       FROM fts JOIN docs d ON d.id = fts.rowid LEFT JOIN sessions s ON s.session_id = d.session_id
-      WHERE fts MATCH @match ${scoped ? 'AND d.agent_id = @agent' : ''} ${exclude ? 'AND d.session_id != @exclude' : ''}
-      ORDER BY fts.rank LIMIT @limit`,
+    `SELECT d.id, d.session_id, d.event_id, d.agent_id, d.kind, d.created_at, s.title, f.rank AS rank
+       FROM (SELECT rowid AS id, rank FROM fts
+              WHERE fts MATCH @match ${exclude ? `AND rowid NOT IN (SELECT id FROM docs WHERE source = 's:' || @exclude)` : ''}
+              ORDER BY rank LIMIT @fetch) f
+       LEFT JOIN docs d ON d.id = f.id LEFT JOIN sessions s ON s.session_id = d.session_id
+      ORDER BY f.rank`,
   );
 }
 
@@ -85,17 +90,26 @@ function snippetOf(db: SearchDb) {
 export function searchIndex(db: SearchDb, query: string, o: SearchOptions): SearchHit[] {
   const words = queryWords(query);
   if (words.length === 0 || o.limit < 1) return [];
-  const st = statement(db, o.agentId !== null, o.excludeSessionId !== undefined);
-  const params = (op: 'AND' | 'OR', limit: number) => ({
-    match: matchExpression(words, op, o.agentId),
-    limit,
-    ...(o.agentId !== null ? { agent: o.agentId } : {}),
-    ...(o.excludeSessionId !== undefined ? { exclude: o.excludeSessionId } : {}),
-  });
-  const rows = st.all(params('AND', o.limit)) as HitRow[];
+  const st = statement(db, o.excludeSessionId !== undefined);
+  /**
+   * The best `limit` rows for `op` that are in scope. Every ranked row is
+   * checked against the agent and the excluded session (whose learnings the
+   * ranking did not leave out), and a row the documents no longer hold is
+   * dropped. The scope token in the match already holds the query to the
+   * agent, so this rarely drops anything; when it does, more are ranked.
+   */
+  const ranked = (op: 'AND' | 'OR', limit: number): HitRow[] => {
+    const match = matchExpression(words, op, o.agentId);
+    for (let fetch = limit; ; fetch *= 4) {
+      const all = st.all({ match, fetch, ...(o.excludeSessionId !== undefined ? { exclude: o.excludeSessionId } : {}) }) as Array<HitRow | (Omit<HitRow, 'session_id'> & { session_id: null })>;
+      const rows = all.filter((r): r is HitRow => r.session_id !== null && r.session_id !== o.excludeSessionId && (o.agentId === null || r.agent_id === o.agentId));
+      if (rows.length >= limit || all.length < fetch) return rows.slice(0, limit);
+    }
+  };
+  const rows = ranked('AND', o.limit);
   if (rows.length < o.limit && words.length > 1) {
     const seen = new Set(rows.map((r) => r.id));
-    for (const r of st.all(params('OR', o.limit + rows.length)) as HitRow[]) {
+    for (const r of ranked('OR', o.limit + rows.length)) {
       if (rows.length >= o.limit) break;
       if (!seen.has(r.id)) rows.push(r);
     }

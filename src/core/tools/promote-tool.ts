@@ -30,7 +30,8 @@ import { PROMOTE_MAX_FILE_BYTES, PromoteInput, VersionLine, VersionPath, type Se
 import { isFailure } from '../sandbox/sandbox.js';
 import { replaceBeneath } from '../sandbox/atomic-replace.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
-import { appendVersion, storeContent, substrateVersioned, withLogLock } from '../memory/version-store.js';
+import { appendVersion, LatestVersions, sha256Of, storeContent, substrateVersioned, withLogLock, type VersionedDir } from '../memory/version-store.js';
+import { MEMORY_STORE_MAX_BYTES, MEMORY_STORE_MAX_CONTENTS } from '../memory/memory-dir.js';
 import { describeIssues } from '../store/parse-line.js';
 import { fail, ok, type Tool } from './tool.js';
 
@@ -44,6 +45,35 @@ function cut(text: string, max: number): string {
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
   return `${text.slice(0, end)}…`;
+}
+
+/** The substrate's store at most, as its log counts it: the same bounds as memory's store. */
+export const SUBSTRATE_QUOTA = { bytes: MEMORY_STORE_MAX_BYTES, contents: MEMORY_STORE_MAX_CONTENTS };
+
+/**
+ * Why storing `files` would take the substrate's store past `quota`, or
+ * null. Only contents the store does not hold yet count (a content is
+ * stored once), and the whole call is refused rather than part of it, so a
+ * promote is all or nothing here too. Checked before the log's lock, so two
+ * promotes at once may together pass it by at most one call's files
+ * (50 × 1 MB): a bound on runaway growth, not an exact ledger.
+ */
+export function substrateQuotaRefusal(v: VersionedDir, files: ReadonlyArray<{ data: Buffer }>, quota = SUBSTRATE_QUOTA): string | null {
+  let latest: LatestVersions;
+  try {
+    latest = new LatestVersions(v).refresh();
+  } catch (e) {
+    return `Nothing was promoted: the substrate's log could not be read: ${(e as Error).message}`;
+  }
+  const fresh = new Map<string, number>();
+  for (const f of files) {
+    const sha = sha256Of(f.data);
+    if (!latest.stored.has(sha)) fresh.set(sha, f.data.length);
+  }
+  const bytes = latest.storedBytes + [...fresh.values()].reduce((a, b) => a + b, 0);
+  const contents = latest.stored.size + fresh.size;
+  if (bytes <= quota.bytes && contents <= quota.contents) return null;
+  return `Nothing was promoted: the substrate's store holds ${latest.storedBytes} bytes in ${latest.stored.size} contents, and this promote would take it to ${bytes} bytes in ${contents} (at most ${quota.bytes} bytes and ${quota.contents} contents).`;
 }
 
 /** Why promote is refused in this session now, or null: the most recent outcome, if any, must have ended satisfied. */
@@ -94,6 +124,8 @@ export const promoteTool: Tool<typeof PromoteInput> = {
     if (problems.length) return fail(`Nothing was promoted:\n${problems.map((x) => `- ${x}`).join('\n')}`);
 
     const v = substrateVersioned(ctx.store.home, ctx.agent.id);
+    const overQuota = substrateQuotaRefusal(v, files);
+    if (overQuota) return fail(overQuota);
     // Redacted, then cut: a redaction mark is longer than the secret it replaces.
     const message = cut(ctx.redactor.text(input.message), PROMOTE_MESSAGE_MAX);
     const at = iso(ctx.clock.now());
