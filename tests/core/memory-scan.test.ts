@@ -52,7 +52,9 @@ test('a scan of 5,000 changed files keeps the event loop turning and records at 
   // The scan yields every few dozen files and awaits each content write: a timer runs
   // hundreds of times; a synchronous scan lets it run a handful of times at most.
   assert.ok(ticks >= 100, `the timer ran ${ticks} times during a ${Math.round(took)} ms scan`);
-  assert.ok(longest < 500, `the longest stall was ${Math.round(longest)} ms`);
+  // Relative, not in ms: a loaded machine can deschedule the whole process for longer than any fixed bound,
+  // but a scan that never yields stalls the loop for about all of its time.
+  assert.ok(longest < took / 2, `the longest stall was ${Math.round(longest)} ms of a ${Math.round(took)} ms scan`);
   assert.equal(lines.filter((l) => l.op === 'write').length, MEMORY_SCAN_MAX_CHANGES);
   assert.match(lines.at(-1)?.message ?? '', /more than 1000 changes at once/);
   assert.equal(lines.at(-1)?.path, '.');
