@@ -40,9 +40,11 @@ function busyTree(store: SessionStore, c: SessionSnapshot, depthLeft: number, se
   if (depthLeft <= 0 || c.status === 'terminated') return false;
   for (const id of Object.keys(c.children)) {
     if (seen.has(id)) continue;
-    seen.add(id);
+    // Checked before it is marked: a hand-written report naming a sibling must not hide the sibling from its own walk.
     const g = childState(store, id, c.id);
-    if (g && busyTree(store, g, depthLeft - 1, seen)) return true;
+    if (!g) continue;
+    seen.add(id);
+    if (busyTree(store, g, depthLeft - 1, seen)) return true;
   }
   return false;
 }
@@ -54,9 +56,10 @@ export function cascadeInterrupt(store: SessionStore, parentId: string, reason: 
   const seen = new Set<string>([parentId]);
   for (const childId of Object.keys(parent.children)) {
     if (seen.has(childId)) continue;
-    seen.add(childId);
     const c = childState(store, childId, parentId);
-    if (!c || !busyTree(store, c, MAX_WALK_DEPTH, seen)) continue;
+    if (!c) continue;
+    seen.add(childId);
+    if (!busyTree(store, c, MAX_WALK_DEPTH, seen)) continue;
     try {
       store.appendUserEvent(childId, { type: 'user.interrupt', reason });
       hit.push(childId);

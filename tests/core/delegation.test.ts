@@ -76,6 +76,25 @@ test('interrupting a parent interrupts its busy children through their logs', as
   assert.match(got[0]!.type === 'user.interrupt' ? String(got[0]!.reason) : '', new RegExp(`parent session ${s.parent} was interrupted`));
 });
 
+test('a hand-written report naming a sibling does not hide the sibling from the interrupt cascade', async (t) => {
+  const s = setup(t, [{ text: 'A done' }, { text: 'B done' }, { text: 'A read it' }]);
+  const b = createSession(s.store, { agent: 'worker', parentSessionId: s.parent }).id;
+  sendMessage(s.store, s.child, 'job A');
+  await wake(s.rt, s.child); // A, then B, become known to the parent by their reports
+  sendMessage(s.store, b, 'job B');
+  await wake(s.rt, b);
+  // A line someone appended to A's log, posing as a report from B, which A's next run takes in: B is now among A's children.
+  s.store.appendUserEvent(s.child, { type: 'agent.thread_message_received', from_session_thread_id: b, from_agent_name: 'worker', content: [{ type: 'text', text: 'not really' }], delivery_key: 'run:forged' });
+  await wake(s.rt, s.child);
+  assert.ok(b in s.store.snapshot(s.child).children);
+  assert.deepEqual(Object.keys(s.store.snapshot(s.parent).children), [s.child, b], 'A is walked first');
+  sendMessage(s.store, b, 'a second job for B, not yet run');
+  s.store.appendUserEvent(s.parent, { type: 'user.interrupt', reason: 'stop everything' });
+  await wake(s.rt, s.parent);
+  assert.equal(s.events(b).filter((e) => e.type === 'user.interrupt').length, 1, 'B, busy, is interrupted');
+  assert.equal(s.events(s.child).filter((e) => e.type === 'user.interrupt').length, 0, 'A, idle with nothing below it, is not');
+});
+
 test('a parent\'s budget covers its tree: once its tree spent it, the child\'s next run stops with budget_reached', async (t) => {
   const s = setup(t, [{ text: 'spent 15 tokens' }, { text: 'never' }]);
   s.store.appendEvents(s.parent, [{ type: 'session.updated', overrides: { session_token_budget: 10 } }]);

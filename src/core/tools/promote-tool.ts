@@ -54,9 +54,10 @@ export const SUBSTRATE_QUOTA = { bytes: MEMORY_STORE_MAX_BYTES, contents: MEMORY
  * Why storing `files` would take the substrate's store past `quota`, or
  * null. Only contents the store does not hold yet count (a content is
  * stored once), and the whole call is refused rather than part of it, so a
- * promote is all or nothing here too. Checked before the log's lock, so two
- * promotes at once may together pass it by at most one call's files
- * (50 × 1 MB): a bound on runaway growth, not an exact ledger.
+ * promote is all or nothing here too. Checked before the log's lock, so K
+ * sessions of the agent promoting at the same instant may together pass it
+ * by K − 1 calls' files (50 × 1 MB each): a bound on runaway growth, not an
+ * exact ledger.
  */
 export function substrateQuotaRefusal(v: VersionedDir, files: ReadonlyArray<{ data: Buffer }>, quota = SUBSTRATE_QUOTA): string | null {
   let latest: LatestVersions;
