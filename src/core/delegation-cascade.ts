@@ -16,6 +16,13 @@ import { openActions } from './store/answer-problem.js';
 
 /** How far below a child the walk looks: the deepest tree limits.max_spawn_depth allows. */
 const MAX_WALK_DEPTH = 64;
+/**
+ * How many sessions one cascade reads at most (each a snapshot, on the
+ * daemon's thread). Past it, the child being looked at counts as busy and
+ * is interrupted: stopping too much is safer than a tree an agent grew
+ * wide enough to stall the daemon, or one it keeps running.
+ */
+export const MAX_WALK_SESSIONS = 2_000;
 
 /** `id`'s state when its own log names `parentId` as its parent (a hand-written line cannot point the cascade elsewhere); null otherwise. */
 function childState(store: SessionStore, id: string, parentId: string): SessionSnapshot | null {
@@ -35,22 +42,24 @@ function busy(c: SessionSnapshot): boolean {
 }
 
 /** Whether the session or any of its descendants (up to `depthLeft` levels below) has work an interrupt stops. */
-function busyTree(store: SessionStore, c: SessionSnapshot, depthLeft: number, seen: Set<string>): boolean {
+function busyTree(store: SessionStore, c: SessionSnapshot, depthLeft: number, seen: Set<string>, maxSessions: number): boolean {
   if (busy(c)) return true;
   if (depthLeft <= 0 || c.status === 'terminated') return false;
   for (const id of Object.keys(c.children)) {
     if (seen.has(id)) continue;
+    if (seen.size >= maxSessions) return true;
     // Checked before it is marked: a hand-written report naming a sibling must not hide the sibling from its own walk.
     const g = childState(store, id, c.id);
     if (!g) continue;
     seen.add(id);
-    if (busyTree(store, g, depthLeft - 1, seen)) return true;
+    if (busyTree(store, g, depthLeft - 1, seen, maxSessions)) return true;
   }
   return false;
 }
 
 /** Appends a user.interrupt to every child of `parentId` that has something to stop in its tree; returns their ids. */
-export function cascadeInterrupt(store: SessionStore, parentId: string, reason: string): string[] {
+export function cascadeInterrupt(store: SessionStore, parentId: string, reason: string, o: { maxSessions?: number } = {}): string[] {
+  const maxSessions = o.maxSessions ?? MAX_WALK_SESSIONS;
   const parent = store.snapshot(parentId, { persist: false });
   const hit: string[] = [];
   const seen = new Set<string>([parentId]);
@@ -59,7 +68,7 @@ export function cascadeInterrupt(store: SessionStore, parentId: string, reason: 
     const c = childState(store, childId, parentId);
     if (!c) continue;
     seen.add(childId);
-    if (!busyTree(store, c, MAX_WALK_DEPTH, seen)) continue;
+    if (!busyTree(store, c, MAX_WALK_DEPTH, seen, maxSessions)) continue;
     try {
       store.appendUserEvent(childId, { type: 'user.interrupt', reason });
       hit.push(childId);

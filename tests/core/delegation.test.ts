@@ -11,6 +11,7 @@ import { sendMessage } from '../../src/core/session-ops.js';
 import { createSession } from '../../src/core/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import { reportToParent } from '../../src/core/run/child-report.js';
+import { cascadeInterrupt } from '../../src/core/delegation-cascade.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import type { Reply } from '../helpers/queued-model.js';
 import { unitRun } from '../helpers/unit-run.js';
@@ -93,6 +94,18 @@ test('a hand-written report naming a sibling does not hide the sibling from the 
   await wake(s.rt, s.parent);
   assert.equal(s.events(b).filter((e) => e.type === 'user.interrupt').length, 1, 'B, busy, is interrupted');
   assert.equal(s.events(s.child).filter((e) => e.type === 'user.interrupt').length, 0, 'A, idle with nothing below it, is not');
+});
+
+test('the cascade reads a bounded number of sessions: past the bound, the child being looked at counts as busy', async (t) => {
+  const s = setup(t, [{ text: 'grandchild done' }, { text: 'child noted' }]);
+  const grand = createSession(s.store, { agent: 'worker', parentSessionId: s.child }).id;
+  sendMessage(s.store, grand, 'a part');
+  await wake(s.rt, grand);
+  await wake(s.rt, s.child); // the child knows its child, and reports to the parent; all idle, nothing queued
+  assert.deepEqual(cascadeInterrupt(s.store, s.parent, 'within the bound'), [], 'an idle tree has nothing to stop');
+  // The parent and the child are read; the grandchild would be the third.
+  assert.deepEqual(cascadeInterrupt(s.store, s.parent, 'past the bound', { maxSessions: 2 }), [s.child]);
+  assert.equal(s.events(s.child).filter((e) => e.type === 'user.interrupt').length, 1);
 });
 
 test('a parent\'s budget covers its tree: once its tree spent it, the child\'s next run stops with budget_reached', async (t) => {
