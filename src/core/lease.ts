@@ -28,8 +28,10 @@ export const LEASE_STALE_MS = 10_000;
  * fs) and signal-exit, which a command that never takes or checks a lease
  * need not load.
  */
+let loaded: typeof import('proper-lockfile') | null = null;
 async function lockfile(): Promise<typeof import('proper-lockfile')> {
-  return (await import('proper-lockfile')).default;
+  // Kept once loaded: import() again would go through the module loader's promises each time.
+  return (loaded ??= (await import('proper-lockfile')).default);
 }
 
 export const LeaseOwner = z.object({
@@ -222,9 +224,14 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
 async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   const controller = new AbortController();
   let compromised: Error | null = null;
-  let releaseLock: () => Promise<void>;
+  let releaseLock: () => void;
+  const lf = await lockfile();
   try {
-    releaseLock = await (await lockfile()).lock(p.dir, {
+    // The synchronous API: the same lock (mkdir, mtime probe, refresh timer), without a trip through the
+    // thread pool per step. Each such trip waits for the event loop to come round, and in a busy daemon
+    // that is behind every other run's work: taking and giving back a lease cost tens of milliseconds of
+    // waiting for well under one of file system work (docs/benchmarks.md, delegation).
+    releaseLock = lf.lockSync(p.dir, {
       lockfilePath: p.lease,
       realpath: false,
       stale: opts.staleMs ?? LEASE_STALE_MS,
@@ -274,7 +281,19 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
       released = true;
       // The lock first, then our record: a kill in between leaves a record and no lock (harmless),
       // never a lock no record describes (which the next holder must wait out).
-      if (!compromised) await releaseLock().catch(() => undefined);
+      // Only our own lock directory: if this holder could not refresh it in time (its event loop stalled past
+      // `stale`) and another took it over before the refresh noticed, the directory there now is the new
+      // holder's, and removing it would let a third in beside them. (Where the file system keeps no birth
+      // times, as before: proper-lockfile's release.) A lock left in place is noticed by the refresh, which
+      // then reports it compromised, harmlessly: this run is over.
+      const now = mine ? lockIdentity(p.lease) : null;
+      if (!compromised && (!mine || (now !== null && now.ino === mine.ino && now.birth === mine.birth))) {
+        try {
+          releaseLock();
+        } catch {
+          // already released or taken over: nothing of ours to give back
+        }
+      }
       try {
         // Only our own record: the next holder may have written its own already. (What remains of
         // this check-then-remove race costs at most an advisory record: a lock no record describes

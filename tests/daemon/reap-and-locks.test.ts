@@ -147,3 +147,28 @@ test("a dead holder's record does not describe a newer lock made in its place, e
   const lease = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() });
   await lease.release();
 });
+
+test('a holder releasing a lease another took over meanwhile (its refresh had stalled) leaves the new holder\'s lock standing', async (t) => {
+  const h = tempHome(t, { bundled: false });
+  const dir = path.join(h.root, 'guarded');
+  const paths = { dir, lease: path.join(dir, 'x.lock'), leaseOwner: path.join(dir, 'x.json') };
+  fs.mkdirSync(dir, { recursive: true });
+  const lease = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() });
+  if (!fs.statSync(paths.lease).birthtimeMs) {
+    await lease.release();
+    return t.skip('this file system records no birth time');
+  }
+  // Taken over as stale by another process before this holder's refresh ran: its lock directory replaces ours.
+  fs.rmdirSync(paths.lease);
+  fs.mkdirSync(paths.lease);
+  const theirs = fs.statSync(paths.lease);
+  await lease.release();
+  const after = fs.statSync(paths.lease, { throwIfNoEntry: false });
+  assert.ok(after, 'the new holder keeps its lock');
+  assert.equal(after.ino, theirs.ino);
+  // Our own lock, not taken over, is released as always.
+  fs.rmdirSync(paths.lease);
+  const again = await acquireLease(paths, { purpose: 'test', nowIso: new Date().toISOString() });
+  await again.release();
+  assert.equal(fs.existsSync(paths.lease), false);
+});
