@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempHome } from '../helpers/home.js';
 import { ManualClock } from '../helpers/clock.js';
-import { MEMORY_SCAN_MAX_CHANGES, newScanState, scanAndRecord } from '../../src/core/memory/memory-dir.js';
+import { MEMORY_SCAN_MAX_CHANGES, MEMORY_TEMP_STALE_MS, newScanState, scanAndRecord } from '../../src/core/memory/memory-dir.js';
 import { memoryVersioned, readContent, readVersions, sha256Of } from '../../src/core/memory/version-store.js';
 import { VersionLine } from '../../src/core/schema/index.js';
 
@@ -148,6 +148,30 @@ test("a run's first scan removes temp files a crash left (older than MEMORY_TEMP
     lines.map((l) => [l.op, l.path]),
     [['write', '.MEMORY.md.ba9876543210.openboa-tmp']],
   );
+});
+
+test('stale temps are looked for at most once per MEMORY_TEMP_STALE_MS per directory in a process, not at every run', async (t) => {
+  const { v, clock } = setup(t);
+  const plant = (name: string) => {
+    const f = path.join(v.dir, name);
+    fs.writeFileSync(f, 'x');
+    const old = (clock.now() - 20 * 60_000) / 1000;
+    fs.utimesSync(f, old, old);
+    return f;
+  };
+  fs.mkdirSync(v.dir, { recursive: true });
+  const first = plant('.a.md.0123456789ab.openboa-tmp');
+  await scanAndRecord(v, newScanState(v), who, clock);
+  assert.equal(fs.existsSync(first), false, "the directory's first scan in this process tidies");
+  // Another run (a new scan state) a minute later: no second look; the temp is seen as a file like any other.
+  const second = plant('.b.md.0123456789ab.openboa-tmp');
+  await clock.advance(60_000);
+  await scanAndRecord(v, newScanState(v), who, clock);
+  assert.equal(fs.existsSync(second), true);
+  // Once MEMORY_TEMP_STALE_MS has passed since the last look, the next run's first scan looks again.
+  await clock.advance(MEMORY_TEMP_STALE_MS);
+  await scanAndRecord(v, newScanState(v), who, clock);
+  assert.equal(fs.existsSync(second), false);
 });
 
 test('old log lines still parse; a scan_incomplete marker is only ever the directory', () => {

@@ -166,6 +166,25 @@ export interface ScanState {
   tidied: boolean;
 }
 
+/**
+ * When this process last removed stale temps of a memory directory (by its
+ * path). A temp is stale only after tempStaleMs, so looking more often than
+ * that finds nothing new; looking at every run's first scan cost each run
+ * several trips through the thread pool, inside the lock every session of
+ * the agent waits on.
+ */
+const tidiedAt = new Map<string, number>();
+
+/** Whether this scan should look for stale temps: the run's first, and the directory's first in tempStaleMs here. */
+function dueForTidy(v: VersionedDir, state: ScanState, now: number): boolean {
+  if (state.tidied) return false;
+  state.tidied = true;
+  const last = tidiedAt.get(v.dir);
+  if (last !== undefined && now >= last && now - last < state.limits.tempStaleMs) return false;
+  tidiedAt.set(v.dir, now);
+  return true;
+}
+
 export function newScanState(v: VersionedDir, limits: Partial<ScanLimits> = {}): ScanState {
   return { cache: new Map(), latest: new LatestVersions(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
 }
@@ -220,7 +239,8 @@ export async function removeStaleTemps(v: VersionedDir, now: number, olderThanMs
  * changed). At most limits.maxChanges lines per scan: the other changes
  * wait for the next scan. When the scan stopped short (a bound, or too
  * many changes) a `scan_incomplete` marker says why, once per run and
- * reason. The run's first scan removes stale temp files first.
+ * reason. The run's first scan removes stale temp files first (at most once
+ * per tempStaleMs per directory in a process: see tidiedAt).
  *
  * Never blocks the event loop for long: the walk and the reads yield, the
  * contents are written asynchronously, each touched store directory is
@@ -233,10 +253,7 @@ export async function removeStaleTemps(v: VersionedDir, now: number, olderThanMs
 export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who, clock: Clock, signal?: AbortSignal): Promise<VersionLine[]> {
   return withLogLock(v, async () => {
     const lim = state.limits;
-    if (!state.tidied) {
-      state.tidied = true;
-      await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
-    }
+    if (dueForTidy(v, state, clock.now())) await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
     const latest = state.latest.refresh();
     const wanted = (rel: string, sha: string) => latest.present(rel)?.sha256 !== sha;
     const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, wanted, signal });
