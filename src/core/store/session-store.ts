@@ -38,7 +38,8 @@ import { applyWakeRecord } from './wake-queue-fold.js';
 import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
 import { writeJsonAtomic } from './atomic-file.js';
 import { Durability, type FsyncPolicy, type SyncFd, COMMITS } from './durability.js';
-import { readSnapshotFile, writeSnapshotFileIfMoved } from './snapshot-file.js';
+import { readSnapshotFile, sameCursors, writeSnapshotFileIfMoved } from './snapshot-file.js';
+import { FoldCache, fileStamp, journalStamp } from './fold-cache.js';
 
 export interface StoreDeps {
   clock: Clock;
@@ -105,6 +106,8 @@ export const SLICE_BYTES = 1024 * 1024;
 
 export class SessionStore {
   readonly durability: Durability;
+  /** Folds of unchanged journals, kept in memory (fold-cache.ts). */
+  private readonly folds = new FoldCache();
 
   constructor(
     readonly home: Home,
@@ -184,9 +187,33 @@ export class SessionStore {
    * journals gained since it was written.
    */
   snapshot(sessionId: string, opts: SnapshotOptions = {}): SessionSnapshot {
-    const p = this.require(sessionId);
+    const p = this.paths(sessionId);
+    // Stamped before anything is read (fold-cache.ts); no log is not_found.
+    const journals = journalStamp(p);
+    if (journals === null) this.require(sessionId);
+    const kept = journals === null ? null : this.folds.get(sessionId, `${journals}|${fileStamp(p.snapshot)}`);
+    if (kept) {
+      // Pinned as the reads so far saw them: the kept fold's due times, continued (and not kept: the queue grows).
+      if (opts.pin && kept.snap.pending_wakes.some((w) => w.provisional)) return this.finishSnapshot(sessionId, p, kept.snap, null, opts);
+      if (!kept.saved && this.saves(p, opts)) {
+        writeSnapshotFileIfMoved(p.snapshot, kept.snap, null);
+        this.folds.set(sessionId, `${journals}|${fileStamp(p.snapshot)}`, structuredClone(kept.snap), true);
+      }
+      return kept.snap;
+    }
     const cached = readSnapshotFile(p.snapshot, sessionId);
-    return this.finishSnapshot(sessionId, p, cached, cached ? structuredClone(cached.journals) : null, opts);
+    const before = cached ? structuredClone(cached.journals) : null;
+    const snap = this.finishSnapshot(sessionId, p, cached, before, opts);
+    if (journals === null) return snap;
+    // Saved: written now, or session.json already stops where this fold does.
+    const saved = this.saves(p, opts) || (before !== null && sameCursors(before, snap.journals));
+    this.folds.set(sessionId, `${journals}|${fileStamp(p.snapshot)}`, snap, saved);
+    return structuredClone(snap);
+  }
+
+  /** Whether a snapshot read with `opts` writes its cursors to session.json now (see finishSnapshot). */
+  private saves(p: SessionPaths, opts: SnapshotOptions): boolean {
+    return opts.persist !== false && !this.durability.pending([p.events, p.wakeQueue]);
   }
 
   /**
@@ -223,7 +250,7 @@ export class SessionStore {
       snap = this.fold(sessionId, p, snap);
     }
     // Cursors that count lines a power loss could still take are not saved (see durability.ts).
-    if (opts.persist !== false && !this.durability.pending([p.events, p.wakeQueue])) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
+    if (this.saves(p, opts)) writeSnapshotFileIfMoved(p.snapshot, snap, cachedCursors);
     return snap;
   }
 

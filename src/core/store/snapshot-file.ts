@@ -40,6 +40,7 @@ export function writeSnapshotFileIfMoved(file: string, snap: SessionSnapshot, be
   }
 }
 
-function sameCursors(x: SessionSnapshot['journals'], y: SessionSnapshot['journals']): boolean {
+/** Whether two folds stopped at the same place in both journals. */
+export function sameCursors(x: SessionSnapshot['journals'], y: SessionSnapshot['journals']): boolean {
   return x.events.offset === y.events.offset && x.events.ino === y.events.ino && x.wake_queue.offset === y.wake_queue.offset && x.wake_queue.ino === y.wake_queue.ino;
 }
