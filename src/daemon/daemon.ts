@@ -285,6 +285,10 @@ export class Daemon {
   }
 
   private async runSession(id: string): Promise<void> {
+    // Every run begins on a turn of the event loop of its own: runs that end at once, again and again (a
+    // session that fails before it writes anything), can never keep timers, watchers and I/O from running.
+    // The session stays `queued` until it is `running`: a request meanwhile must not queue it a second time.
+    await yieldToLoop();
     this.queued.delete(id);
     if (this.stopping) return;
     const entry: Running = { controller: new AbortController(), dirty: false };
@@ -292,6 +296,7 @@ export class Daemon {
     const runtimeDir = this.rt.store.paths(id).runtime;
     const at = () => iso(this.rt.deps.clock.now());
     let skipped = false;
+    let threw = false;
     let result: WakeResult | null = null;
     const begun = this.holds.begin(id);
     try {
@@ -322,13 +327,14 @@ export class Daemon {
       } else if (OpenboaError.is(e) && e.code === 'not_found') {
         this.forget(id);
       } else {
+        threw = true;
         recordActivation(runtimeDir, { kind: 'abandoned', at: at(), reason: (e as Error).message });
         this.log.notice(`run of ${id} failed: ${(e as Error).message}`, { session_id: id });
         await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
       }
     } finally {
       this.running.delete(id);
-      this.holds.end(id, begun, result);
+      this.holds.end(id, begun, result, threw);
       // After a run, look again (work may have arrived). After a skip, only
       // arm the due time: re-queueing at once could spin if the daemon's view
       // and the run's ever disagreed; any new append is a fresh hint anyway.

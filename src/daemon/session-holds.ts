@@ -129,13 +129,17 @@ export class SessionHolds {
    * Call when a run is over, `result` null when wake() threw. The inbox is
    * stuck only when a drain ran (any wake that returned did; a busy lease
    * did not) and left it as it was; an empty inbox cannot be stuck. An
-   * executed run counts toward a spin unless it took something in.
+   * executed run counts toward a spin unless it took something in, and so
+   * does a wake that `failed` (threw anything but busy or not_found: it
+   * took nothing in, and if it could not even record its failure, nothing
+   * else would stop the next run from failing the same way at once).
    */
-  end(id: string, begun: RunBegun, result: WakeResult | null): void {
+  end(id: string, begun: RunBegun, result: WakeResult | null, failed = false): void {
     const inboxAfter = begun.inboxBefore === null || result === null ? null : inboxSignature(this.d.store.paths(id));
     if (inboxAfter !== null && inboxAfter === begun.inboxBefore) this.stuckInboxes.set(id, { sig: inboxAfter, at: this.d.clock.now() });
     else this.stuckInboxes.delete(id);
-    if (result?.outcome === 'executed') {
+    if (failed) this.idleRuns.set(id, (this.idleRuns.get(id) ?? 0) + 1);
+    else if (result?.outcome === 'executed') {
       const progress = result.processed_event_ids.length > 0 || result.wakes_consumed.length > 0;
       if (progress) this.idleRuns.delete(id);
       else this.idleRuns.set(id, (this.idleRuns.get(id) ?? 0) + 1);
