@@ -46,6 +46,7 @@ import { TailSealer } from './tail-sealer.js';
 import { SessionSweep } from './session-sweep.js';
 import { WorkIndex, discoveryOrder } from './work-index.js';
 import { SearchFeed } from './search-feed.js';
+import { RunPacing } from './run-pacing.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -72,6 +73,9 @@ interface Running {
 export class Daemon {
   private readonly queue: PQueue;
   private readonly queued = new Set<string>();
+  /** Queued sessions with children's reports to take in: their runs are urgent (run-pacing.ts). */
+  private readonly queuedReports = new Set<string>();
+  private readonly pacing = new RunPacing();
   private readonly running = new Map<string, Running>();
   /** Unfinished last lines: given a grace, then sealed. */
   private readonly tails: TailSealer;
@@ -280,16 +284,19 @@ export class Daemon {
     // as if it had waited REPORT_HEAD_START_S longer: not an absolute first place a busy tree could hold.
     const reports = snap?.pending_events.some((p) => p.type === 'session.thread_status_idle' || p.type === 'agent.thread_message_received');
     const priority = (Number.isFinite(waited) ? waited : 0) + (reports ? REPORT_HEAD_START_S : 0);
+    if (reports) this.queuedReports.add(id);
     void this.queue.add(() => this.runSession(id), { priority: Math.min(priority, 1e9) });
     return true;
   }
 
   private async runSession(id: string): Promise<void> {
-    // Every run begins on a turn of the event loop of its own: runs that end at once, again and again (a
-    // session that fails before it writes anything), can never keep timers, watchers and I/O from running.
+    // Every other run begins on a turn of the event loop of its own: runs that end at once, again and again (a
+    // session that fails before it writes anything), can never keep timers, watchers and I/O from running. An
+    // urgent run (run-pacing.ts) goes on at once; it takes reports in, so it cannot repeat without the spin guard.
     // The session stays `queued` until it is `running`: a request meanwhile must not queue it a second time.
-    await yieldToLoop();
+    if (!this.queuedReports.has(id)) await yieldToLoop();
     this.queued.delete(id);
+    const urgent = this.queuedReports.delete(id);
     if (this.stopping) return;
     const entry: Running = { controller: new AbortController(), dirty: false };
     this.running.set(id, entry);
@@ -300,6 +307,7 @@ export class Daemon {
     let result: WakeResult | null = null;
     const begun = this.holds.begin(id);
     try {
+      if (urgent) this.pacing.begin(id);
       const r = await wake(this.rt, id, {
         signal: entry.controller.signal,
         retryNow: begun.retryNow,
@@ -309,6 +317,8 @@ export class Daemon {
           this.log.start(id, info);
         },
         onEvents: (events) => this.log.events(id, events),
+        // A run that takes in reports goes ahead of the others; the others step aside for it.
+        ...(urgent ? {} : { hooks: (defaults) => this.pacing.paced(defaults) }),
       });
       if (r.outcome === 'executed') {
         this.log.end(r);
@@ -333,6 +343,7 @@ export class Daemon {
         await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
       }
     } finally {
+      this.pacing.end(id);
       this.running.delete(id);
       this.holds.end(id, begun, result, threw);
       // After a run, look again (work may have arrived). After a skip, only
@@ -409,6 +420,7 @@ export class Daemon {
     this.scheduler.stop();
     this.queue.clear();
     this.queued.clear();
+    this.queuedReports.clear();
     for (const r of this.running.values()) r.controller.abort({ kind: 'shutdown' } satisfies AbortReason);
     // The grace runs on the injected clock, like every timer of the daemon.
     let cancel: (() => void) | undefined;
