@@ -29,7 +29,9 @@ interface Proc {
 }
 
 export function startDaemon(root: string, args: string[] = []): Proc {
-  const child = spawn(process.execPath, [CLI, '--home', root, 'daemon', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_NODE_ARGS: flags for the daemon's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its time goes.
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, CLI, '--home', root, 'daemon', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: Array<Record<string, unknown>> = [];
   const waiters = new Set<() => void>();
   let buf = '';
