@@ -6,7 +6,7 @@
  * says when it stopped short instead of inferring deletions, and removes
  * the temp files a crash left behind.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -172,6 +172,54 @@ test('stale temps are looked for at most once per MEMORY_TEMP_STALE_MS per direc
   await clock.advance(MEMORY_TEMP_STALE_MS);
   await scanAndRecord(v, newScanState(v), who, clock);
   assert.equal(fs.existsSync(second), false);
+});
+
+/** Bytes read through fs.readSync while `fn` runs (file contents, and the version log). */
+async function bytesRead(t: TestContext, fn: () => Promise<unknown>): Promise<number> {
+  let bytes = 0;
+  const real = fs.readSync;
+  const spy = t.mock.method(fs, 'readSync', (...args: Parameters<typeof fs.readSync>) => {
+    const n = (real as (...a: unknown[]) => number)(...args);
+    bytes += n;
+    return n;
+  });
+  try {
+    await fn();
+  } finally {
+    spy.mock.restore();
+  }
+  return bytes;
+}
+
+test("a run's first scan does not read again what an earlier run's scan read, unchanged: only what changed", async (t) => {
+  const { v, clock } = setup(t);
+  // racyMs 0: these files were written a moment ago, and this test is not about that (see the next one).
+  const state = () => newScanState(v, { racyMs: 0 });
+  for (const n of ['a.md', 'b.md', 'c.md']) fs.writeFileSync(path.join(v.dir, n), n.repeat(20_000));
+  assert.equal((await scanAndRecord(v, state(), who, clock)).length, 3);
+  // The next run (a new scan state): nothing changed, nothing is read again.
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, state(), who, clock))) < 1000);
+  // One file changed: that one is read, and recorded.
+  fs.writeFileSync(path.join(v.dir, 'b.md'), 'changed');
+  let lines: VersionLine[] = [];
+  const read = await bytesRead(t, async () => {
+    lines = await scanAndRecord(v, state(), who, clock);
+  });
+  assert.deepEqual(
+    lines.map((l) => [l.op, l.path]),
+    [['write', 'b.md']],
+  );
+  assert.ok(read < 20_000, `read ${read} bytes`);
+});
+
+test('a file that changed within RACY_MS of being read is read again by the next scan: a same-size rewrite in the same tick keeps its identity', async (t) => {
+  const { v, clock } = setup(t);
+  fs.writeFileSync(path.join(v.dir, 'fresh.md'), 'x'.repeat(50_000));
+  await scanAndRecord(v, newScanState(v, { racyMs: 60 * 60_000 }), who, clock);
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, newScanState(v, { racyMs: 60 * 60_000 }), who, clock))) >= 50_000, 'read again');
+  // Once its change is older than the window, it is trusted: not read again.
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, newScanState(v, { racyMs: 0 }), who, clock))) >= 50_000, 'the racy key was not kept');
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, newScanState(v, { racyMs: 0 }), who, clock))) < 1000);
 });
 
 test('old log lines still parse; a scan_incomplete marker is only ever the directory', () => {

@@ -27,7 +27,8 @@ import { READ_FLAGS } from '../sandbox/beneath.js';
 import { replaceBeneath, TEMP_NAME } from '../sandbox/atomic-replace.js';
 import type { MountSpec } from '../sandbox/isolation.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
-import { scanTree, type ScannedFile } from './tree-scan.js';
+import { RACY_MS, scanTree } from './tree-scan.js';
+import { dirMemo, type DirMemo } from './dir-memo.js';
 import { appendVersion, appendVersions, LatestVersions, memoryVersioned, readContent, removeStaleStoreTemps, storeContent, storeContents, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
 
 /** Bounds of one scan of memory/ (see tree-scan.ts): entries looked at, and bytes read in all. */
@@ -50,6 +51,8 @@ export interface ScanLimits {
   storeMaxBytes: number;
   storeMaxContents: number;
   tempStaleMs: number;
+  /** See tree-scan.ts RACY_MS. */
+  racyMs: number;
 }
 
 export const MEMORY_SCAN_LIMITS: ScanLimits = {
@@ -58,6 +61,7 @@ export const MEMORY_SCAN_LIMITS: ScanLimits = {
   storeMaxBytes: MEMORY_STORE_MAX_BYTES,
   storeMaxContents: MEMORY_STORE_MAX_CONTENTS,
   tempStaleMs: MEMORY_TEMP_STALE_MS,
+  racyMs: RACY_MS,
 };
 
 /** The learnings render's temp file (writeFileAtomic), at the top of memory/. */
@@ -153,12 +157,13 @@ export interface Who {
 }
 
 /**
- * What one run remembers between its scans: the last scan (a cache), the
- * log's latest lines, the bytes its scans stored, which scan_incomplete
- * reasons it logged (each once per run), and whether it removed stale temps.
+ * What one run's scans share: the directory's memo (dir-memo.ts: the last
+ * scan's files, the log's latest lines, shared with every run of this
+ * process), the bytes this run's scans stored, which scan_incomplete reasons
+ * it logged (each once per run), and whether it looked for stale temps.
  */
 export interface ScanState {
-  cache: Map<string, ScannedFile>;
+  memo: DirMemo;
   latest: LatestVersions;
   limits: ScanLimits;
   storedBytes: number;
@@ -167,26 +172,24 @@ export interface ScanState {
 }
 
 /**
- * When this process last removed stale temps of a memory directory (by its
- * path). A temp is stale only after tempStaleMs, so looking more often than
- * that finds nothing new; looking at every run's first scan cost each run
- * several trips through the thread pool, inside the lock every session of
- * the agent waits on.
+ * Whether this scan should look for stale temps: the run's first, and the
+ * directory's first in tempStaleMs in this process. A temp is stale only
+ * after tempStaleMs, so looking more often finds nothing new; looking at
+ * every run's first scan cost each run several trips through the thread
+ * pool, inside the lock every session of the agent waits on.
  */
-const tidiedAt = new Map<string, number>();
-
-/** Whether this scan should look for stale temps: the run's first, and the directory's first in tempStaleMs here. */
-function dueForTidy(v: VersionedDir, state: ScanState, now: number): boolean {
+function dueForTidy(state: ScanState, now: number): boolean {
   if (state.tidied) return false;
   state.tidied = true;
-  const last = tidiedAt.get(v.dir);
-  if (last !== undefined && now >= last && now - last < state.limits.tempStaleMs) return false;
-  tidiedAt.set(v.dir, now);
+  const last = state.memo.tidiedAt;
+  if (last !== null && now >= last && now - last < state.limits.tempStaleMs) return false;
+  state.memo.tidiedAt = now;
   return true;
 }
 
 export function newScanState(v: VersionedDir, limits: Partial<ScanLimits> = {}): ScanState {
-  return { cache: new Map(), latest: new LatestVersions(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
+  const memo = dirMemo(v);
+  return { memo, latest: memo.latest, limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
 }
 
 /**
@@ -240,7 +243,7 @@ export async function removeStaleTemps(v: VersionedDir, now: number, olderThanMs
  * wait for the next scan. When the scan stopped short (a bound, or too
  * many changes) a `scan_incomplete` marker says why, once per run and
  * reason. The run's first scan removes stale temp files first (at most once
- * per tempStaleMs per directory in a process: see tidiedAt).
+ * per tempStaleMs per directory in a process: see dueForTidy).
  *
  * Never blocks the event loop for long: the walk and the reads yield, the
  * contents are written asynchronously, each touched store directory is
@@ -253,10 +256,10 @@ export async function removeStaleTemps(v: VersionedDir, now: number, olderThanMs
 export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who, clock: Clock, signal?: AbortSignal): Promise<VersionLine[]> {
   return withLogLock(v, async () => {
     const lim = state.limits;
-    if (dueForTidy(v, state, clock.now())) await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
+    if (dueForTidy(state, clock.now())) await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
     const latest = state.latest.refresh();
     const wanted = (rel: string, sha: string) => latest.present(rel)?.sha256 !== sha;
-    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, wanted, signal });
+    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.memo.cache, wanted, signal, racyMs: lim.racyMs });
     const at = iso(clock.now());
     const line = (rel: string, op: VersionOp, sha256: string | null, bytes: number | null, message?: string): VersionLine => ({ path: rel, sha256, op, bytes, session_id: who.session_id, wake_id: who.wake_id, at, ...(message !== undefined ? { message } : {}) });
     const lines: VersionLine[] = [];
@@ -299,7 +302,7 @@ export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who,
       toStore.push({ at: lines.length, data });
       lines.push(line(f.rel, 'write', f.sha256, data.length));
     }
-    state.cache = scan.files;
+    state.memo.cache = scan.files;
     if (scan.complete) {
       for (const [rel, last] of latest.byPath) {
         if (last.op === 'delete' || scan.files.has(rel) || scan.unsure.has(rel) || notVersioned(rel)) continue;

@@ -73,7 +73,23 @@ export interface ScanOptions {
    */
   wanted?: (rel: string, sha256: string) => boolean;
   signal?: AbortSignal;
+  /** A file changed less than this long before it was read is read again by the next scan (default RACY_MS). */
+  racyMs?: number;
 }
+
+/**
+ * How recent a change must be for its file's identity not to be trusted by
+ * the next scan. File times move in ticks (a few milliseconds on Linux, up
+ * to 2 s on some file systems): a file rewritten to the same size within the
+ * tick of the read that hashed it keeps its identity. So a file whose ctime
+ * (which nobody can set back) is this close to the read gets no key, and the
+ * next scan reads it again; once it is older, a change always moves its
+ * ctime past the one recorded. (git calls such index entries racily clean.)
+ */
+export const RACY_MS = 2000;
+
+/** The key of a file no scan may reuse: it matches no keyOf(). */
+const NO_KEY = '';
 
 const keyOf = (st: fs.Stats) => `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 
@@ -121,7 +137,7 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
           stop(`more than ${o.maxTotalBytes} bytes to read`);
           return false;
         }
-        const got = readWhole(e, o.maxFileBytes);
+        const got = readWhole(e, o.maxFileBytes, o.racyMs ?? RACY_MS);
         if (got === 'unsure') out.unsure.add(e.rel);
         else if (got !== 'gone') {
           total += got.bytes;
@@ -149,7 +165,7 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
   return out;
 }
 
-function readWhole(e: { open(): number }, max: number): { bytes: number; sha256: string | null; key: string; data: Buffer | null } | 'unsure' | 'gone' {
+function readWhole(e: { open(): number }, max: number, racyMs: number): { bytes: number; sha256: string | null; key: string; data: Buffer | null } | 'unsure' | 'gone' {
   let fd: number;
   try {
     fd = e.open();
@@ -163,8 +179,9 @@ function readWhole(e: { open(): number }, max: number): { bytes: number; sha256:
     const data = readAtMost(fd, max, before.size);
     const after = fs.fstatSync(fd);
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) return 'unsure';
-    if (data === null) return { bytes: after.size, sha256: null, key: keyOf(after), data: null };
-    return { bytes: data.length, sha256: sha256Of(data), key: keyOf(after), data };
+    const key = Date.now() - after.ctimeMs < racyMs ? NO_KEY : keyOf(after);
+    if (data === null) return { bytes: after.size, sha256: null, key, data: null };
+    return { bytes: data.length, sha256: sha256Of(data), key, data };
   } catch {
     return 'unsure';
   } finally {

@@ -30,7 +30,8 @@ import { PROMOTE_MAX_FILE_BYTES, PromoteInput, VersionLine, VersionPath, type Se
 import { isFailure } from '../sandbox/sandbox.js';
 import { replaceBeneath } from '../sandbox/atomic-replace.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
-import { appendVersion, LatestVersions, sha256Of, storeContent, substrateVersioned, withLogLock, type VersionedDir } from '../memory/version-store.js';
+import { appendVersion, sha256Of, storeContent, substrateVersioned, withLogLock, type LatestVersions, type VersionedDir } from '../memory/version-store.js';
+import { dirMemo } from '../memory/dir-memo.js';
 import { MEMORY_STORE_MAX_BYTES, MEMORY_STORE_MAX_CONTENTS } from '../memory/memory-dir.js';
 import { describeIssues } from '../store/parse-line.js';
 import { fail, ok, type Tool } from './tool.js';
@@ -62,7 +63,8 @@ export const SUBSTRATE_QUOTA = { bytes: MEMORY_STORE_MAX_BYTES, contents: MEMORY
 export function substrateQuotaRefusal(v: VersionedDir, files: ReadonlyArray<{ data: Buffer }>, quota = SUBSTRATE_QUOTA): string | null {
   let latest: LatestVersions;
   try {
-    latest = new LatestVersions(v).refresh();
+    // The log read on from where this process last stopped (dir-memo.ts), not from its start at every call.
+    latest = dirMemo(v).latest.refresh();
   } catch (e) {
     return `Nothing was promoted: the substrate's log could not be read: ${(e as Error).message}`;
   }
