@@ -29,7 +29,7 @@ import type { MountSpec } from '../sandbox/isolation.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { RACY_MS, scanTree } from './tree-scan.js';
 import { dirMemo, type DirMemo } from './dir-memo.js';
-import { appendVersion, appendVersions, LatestVersions, memoryVersioned, readContent, removeStaleStoreTemps, storeContent, storeContents, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
+import { appendVersion, appendVersions, memoryVersioned, readContent, removeStaleStoreTemps, storeContent, storeContents, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
 
 /** Bounds of one scan of memory/ (see tree-scan.ts): entries looked at, and bytes read in all. */
 export const MEMORY_SCAN_MAX_ENTRIES = 10_000;
@@ -164,7 +164,6 @@ export interface Who {
  */
 export interface ScanState {
   memo: DirMemo;
-  latest: LatestVersions;
   limits: ScanLimits;
   storedBytes: number;
   noted: Set<string>;
@@ -188,8 +187,7 @@ function dueForTidy(state: ScanState, now: number): boolean {
 }
 
 export function newScanState(v: VersionedDir, limits: Partial<ScanLimits> = {}): ScanState {
-  const memo = dirMemo(v);
-  return { memo, latest: memo.latest, limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
+  return { memo: dirMemo(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
 }
 
 /**
@@ -257,7 +255,7 @@ export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who,
   return withLogLock(v, async () => {
     const lim = state.limits;
     if (dueForTidy(state, clock.now())) await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
-    const latest = state.latest.refresh();
+    const latest = state.memo.latest.refresh();
     const wanted = (rel: string, sha: string) => latest.present(rel)?.sha256 !== sha;
     const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.memo.cache, wanted, signal, racyMs: lim.racyMs });
     const at = iso(clock.now());

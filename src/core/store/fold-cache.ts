@@ -28,6 +28,7 @@
 import fs from 'node:fs';
 import type { SessionPaths } from '../home.js';
 import type { SessionSnapshot } from '../schema/index.js';
+import { openIfExists } from './jsonl.js';
 
 /** How many sessions' folds one process keeps (a daemon's concurrent runs and a parent's children fit). */
 export const FOLD_CACHE_SESSIONS = 256;
@@ -36,13 +37,8 @@ const identity = (st: fs.Stats | undefined): string => (st ? `${st.dev}:${st.ino
 
 /** fstat of the file opened for reading; undefined when it does not exist. */
 function openedStat(file: string): fs.Stats | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
+  const fd = openIfExists(file);
+  if (fd === null) return undefined;
   try {
     return fs.fstatSync(fd);
   } finally {

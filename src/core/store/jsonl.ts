@@ -71,19 +71,24 @@ function decodeLine(buf: Buffer): { text: string; badUtf8: boolean } {
   return { text, badUtf8 };
 }
 
+/** The file opened for reading, or null when it does not exist (any other failure throws). The caller closes it. */
+export function openIfExists(file: string): number | null {
+  try {
+    return fs.openSync(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
 /**
  * Reads the complete lines after `from`. Missing file: no lines. A file
  * whose inode changed or that shrank below the cursor is read from the start
  * (`reset`), since a saved offset into another file means nothing.
  */
 export function readLines(file: string, from: Cursor = START, opts: { maxLines?: number; /** Read no further than this byte offset (a fold's cursor), even if the file is longer. */ until?: number } = {}): ReadResult {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { lines: [], cursor: { ...from }, heldBack: 0, reset: false };
-    throw e;
-  }
+  const fd = openIfExists(file);
+  if (fd === null) return { lines: [], cursor: { ...from }, heldBack: 0, reset: false };
   try {
     const st = fs.fstatSync(fd);
     let start = from;
@@ -158,13 +163,8 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
  * the first "\n".
  */
 export function readFirstLine(file: string, maxBytes = MAX_LINE_BYTES): string | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
+  const fd = openIfExists(file);
+  if (fd === null) return null;
   try {
     const parts: Buffer[] = [];
     let pos = 0;
