@@ -10,6 +10,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { tempHome } from '../helpers/home.js';
 import { ManualClock } from '../helpers/clock.js';
 import { MEMORY_SCAN_MAX_CHANGES, MEMORY_TEMP_STALE_MS, newScanState, scanAndRecord } from '../../src/core/memory/memory-dir.js';
@@ -191,35 +192,71 @@ async function bytesRead(t: TestContext, fn: () => Promise<unknown>): Promise<nu
   return bytes;
 }
 
-test("a run's first scan does not read again what an earlier run's scan read, unchanged: only what changed", async (t) => {
+test("within a run, unchanged files are not read again; each run's first scan hashes them afresh, and reads the log on from where the last run stopped", async (t) => {
   const { v, clock } = setup(t);
   // racyMs 0: these files were written a moment ago, and this test is not about that (see the next one).
-  const state = () => newScanState(v, { racyMs: 0 });
+  const run = () => newScanState(v, { racyMs: 0 });
   for (const n of ['a.md', 'b.md', 'c.md']) fs.writeFileSync(path.join(v.dir, n), n.repeat(20_000));
-  assert.equal((await scanAndRecord(v, state(), who, clock)).length, 3);
-  // The next run (a new scan state): nothing changed, nothing is read again.
-  assert.ok((await bytesRead(t, () => scanAndRecord(v, state(), who, clock))) < 1000);
-  // One file changed: that one is read, and recorded.
+  const first = run();
+  assert.equal((await scanAndRecord(v, first, who, clock)).length, 3);
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, first, who, clock))) < 1000, 'the same run: nothing read again');
+  // The next run does not trust identities it did not see (a write through mmap can change a file and not its times).
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, run(), who, clock))) >= 60_000, 'the next run hashes afresh');
+  // One file changed: recorded.
   fs.writeFileSync(path.join(v.dir, 'b.md'), 'changed');
-  let lines: VersionLine[] = [];
-  const read = await bytesRead(t, async () => {
-    lines = await scanAndRecord(v, state(), who, clock);
-  });
   assert.deepEqual(
-    lines.map((l) => [l.op, l.path]),
+    (await scanAndRecord(v, run(), who, clock)).map((l) => [l.op, l.path]),
     [['write', 'b.md']],
   );
+  // The version log is read on, not from its start: with a long log and an empty directory, a run's scan reads little.
+  const big = () => newScanState(v, { racyMs: 0, maxChanges: 5000 });
+  for (let i = 0; i < 2000; i++) fs.writeFileSync(path.join(v.dir, `n${i}.md`), `${i}`);
+  await scanAndRecord(v, big(), who, clock);
+  for (const n of fs.readdirSync(v.dir)) fs.rmSync(path.join(v.dir, n));
+  await scanAndRecord(v, big(), who, clock);
+  assert.ok(fs.statSync(v.log).size > 400_000, `log ${fs.statSync(v.log).size} bytes`);
+  // (A scan reads back the lines the scan before it appended, once.)
+  await scanAndRecord(v, run(), who, clock);
+  const read = await bytesRead(t, () => scanAndRecord(v, run(), who, clock));
   assert.ok(read < 20_000, `read ${read} bytes`);
 });
 
 test('a file that changed within RACY_MS of being read is read again by the next scan: a same-size rewrite in the same tick keeps its identity', async (t) => {
   const { v, clock } = setup(t);
   fs.writeFileSync(path.join(v.dir, 'fresh.md'), 'x'.repeat(50_000));
-  await scanAndRecord(v, newScanState(v, { racyMs: 60 * 60_000 }), who, clock);
-  assert.ok((await bytesRead(t, () => scanAndRecord(v, newScanState(v, { racyMs: 60 * 60_000 }), who, clock))) >= 50_000, 'read again');
+  const state = newScanState(v, { racyMs: 60 * 60_000 });
+  await scanAndRecord(v, state, who, clock);
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, state, who, clock))) >= 50_000, 'read again');
   // Once its change is older than the window, it is trusted: not read again.
-  assert.ok((await bytesRead(t, () => scanAndRecord(v, newScanState(v, { racyMs: 0 }), who, clock))) >= 50_000, 'the racy key was not kept');
-  assert.ok((await bytesRead(t, () => scanAndRecord(v, newScanState(v, { racyMs: 0 }), who, clock))) < 1000);
+  state.limits.racyMs = 0;
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, state, who, clock))) >= 50_000, 'the racy key was not kept');
+  assert.ok((await bytesRead(t, () => scanAndRecord(v, state, who, clock))) < 1000);
+});
+
+test('a path longer than a version line can name (deeper than PATH_MAX) is left out and the scan marked incomplete; the other changes are recorded', async (t) => {
+  const { v, clock } = setup(t);
+  // 17 levels of 250-character names: over 4,096 characters, made one level at a time as the agent could.
+  const made = spawnSync('bash', ['-c', `set -e; for i in $(seq 17); do mkdir ${'d'.repeat(250)}; cd ${'d'.repeat(250)}; done; echo deep > f.md`], { cwd: v.dir });
+  try {
+    assert.equal(made.status, 0, String(made.stderr));
+    fs.writeFileSync(path.join(v.dir, 'MEMORY.md'), 'one');
+    const state = newScanState(v);
+    const lines = await scanAndRecord(v, state, who, clock);
+    assert.deepEqual(
+      lines.map((l) => l.op),
+      ['write', 'scan_incomplete'],
+    );
+    assert.equal(lines[0]!.path, 'MEMORY.md');
+    assert.match(lines[1]!.message ?? '', /longer than 4096 characters/);
+    fs.writeFileSync(path.join(v.dir, 'MEMORY.md'), 'two');
+    assert.deepEqual(
+      (await scanAndRecord(v, newScanState(v), who, clock)).map((l) => [l.op, l.path]),
+      [['write', 'MEMORY.md'], ['scan_incomplete', '.']],
+    );
+  } finally {
+    // Removed by rm, which goes one level at a time (the home's cleanup cannot name it whole).
+    spawnSync('rm', ['-rf', 'd'.repeat(250)], { cwd: v.dir });
+  }
 });
 
 test('old log lines still parse; a scan_incomplete marker is only ever the directory', () => {

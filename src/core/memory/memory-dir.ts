@@ -27,7 +27,7 @@ import { READ_FLAGS } from '../sandbox/beneath.js';
 import { replaceBeneath, TEMP_NAME } from '../sandbox/atomic-replace.js';
 import type { MountSpec } from '../sandbox/isolation.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
-import { RACY_MS, scanTree } from './tree-scan.js';
+import { RACY_MS, scanTree, type ScannedFile } from './tree-scan.js';
 import { dirMemo, type DirMemo } from './dir-memo.js';
 import { appendVersion, appendVersions, memoryVersioned, readContent, removeStaleStoreTemps, storeContent, storeContents, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
 
@@ -157,12 +157,15 @@ export interface Who {
 }
 
 /**
- * What one run's scans share: the directory's memo (dir-memo.ts: the last
- * scan's files, the log's latest lines, shared with every run of this
- * process), the bytes this run's scans stored, which scan_incomplete reasons
- * it logged (each once per run), and whether it looked for stale temps.
+ * What one run's scans share: the last scan's files (a cache: a file whose
+ * identity did not change is not read again within the run), the
+ * directory's memo (dir-memo.ts: the log's latest lines, shared with every
+ * run of this process), the bytes this run's scans stored, which
+ * scan_incomplete reasons it logged (each once per run), and whether it
+ * looked for stale temps.
  */
 export interface ScanState {
+  cache: Map<string, ScannedFile>;
   memo: DirMemo;
   limits: ScanLimits;
   storedBytes: number;
@@ -187,7 +190,7 @@ function dueForTidy(state: ScanState, now: number): boolean {
 }
 
 export function newScanState(v: VersionedDir, limits: Partial<ScanLimits> = {}): ScanState {
-  return { memo: dirMemo(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
+  return { cache: new Map(), memo: dirMemo(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
 }
 
 /**
@@ -257,7 +260,7 @@ export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who,
     if (dueForTidy(state, clock.now())) await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
     const latest = state.memo.latest.refresh();
     const wanted = (rel: string, sha: string) => latest.present(rel)?.sha256 !== sha;
-    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.memo.cache, wanted, signal, racyMs: lim.racyMs });
+    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, wanted, signal, racyMs: lim.racyMs });
     const at = iso(clock.now());
     const line = (rel: string, op: VersionOp, sha256: string | null, bytes: number | null, message?: string): VersionLine => ({ path: rel, sha256, op, bytes, session_id: who.session_id, wake_id: who.wake_id, at, ...(message !== undefined ? { message } : {}) });
     const lines: VersionLine[] = [];
@@ -300,7 +303,7 @@ export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who,
       toStore.push({ at: lines.length, data });
       lines.push(line(f.rel, 'write', f.sha256, data.length));
     }
-    state.memo.cache = scan.files;
+    state.cache = scan.files;
     if (scan.complete) {
       for (const [rel, last] of latest.byPath) {
         if (last.op === 'delete' || scan.files.has(rel) || scan.unsure.has(rel) || notVersioned(rel)) continue;

@@ -32,6 +32,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { readAtMost } from '../sandbox/beneath.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { sha256Of } from './version-store.js';
+import { VERSION_PATH_MAX } from '../schema/index.js';
 
 /** The scan yields to the event loop after at most this many files read... */
 export const SCAN_YIELD_FILES = 32;
@@ -115,6 +116,13 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
     const walked = await vfs.walk(
       root,
       async (e) => {
+        // A path no version line can name (the walk goes deeper than PATH_MAX, one level at a time) is left
+        // out before it is a key anywhere: such keys all hash alike in a Map, and one of them in the lines
+        // would fail the scan's whole append, at every scan. The scan is incomplete (no deletion inferred).
+        if (e.rel.length > VERSION_PATH_MAX) {
+          stop(`a path longer than ${VERSION_PATH_MAX} characters`);
+          return true;
+        }
         if (o.exclude?.(e.rel)) return true;
         if (out.files.has(e.rel) || out.unsure.has(e.rel)) {
           // Two names shown alike (a non-UTF-8 name and its escaped text): neither is trusted.

@@ -27,11 +27,14 @@ export type VersionOp = z.infer<typeof VersionOp>;
 export const SHA256 = /^[0-9a-f]{64}$/;
 export const Sha256 = z.string().regex(SHA256, 'expected 64 lowercase hex digits');
 
+/** The longest path a version line names (characters, as escaped). */
+export const VERSION_PATH_MAX = 4096;
+
 /** A file's path inside the versioned directory: relative, "/"-separated, no empty, "." or ".." parts. */
 export const VersionPath = z
   .string()
   .min(1)
-  .max(4096)
+  .max(VERSION_PATH_MAX)
   .refine((p) => !p.includes('\0') && p.split('/').every((c) => c !== '' && c !== '.' && c !== '..'), 'expected a relative path without empty, "." or ".." parts');
 
 /** The path of a `scan_incomplete` marker: the directory itself. */
