@@ -11,6 +11,9 @@
  *              messages of up to 1 MB
  *  3. symlink  the file tools while another process swaps a workspace
  *              directory with a symlink to a host directory
+ *  4. search   agent-scoped searches over agents whose lines share words:
+ *              every hit, snippet and title is the hit's own agent's and
+ *              event's (bench/chaos/search-scope.ts)
  *
  * It prints one JSON object per part, then a short summary, and exits 1 if
  * any invariant is violated (every figure under `invariants` must be 0).
@@ -24,9 +27,10 @@ import { options, CLI, pinBuild } from './chaos/common.js';
 import { soak } from './chaos/soak.js';
 import { writers } from './chaos/writers.js';
 import { symlinkRace } from './chaos/symlink.js';
+import { searchScope } from './chaos/search-scope.js';
 
 const o = options({
-  parts: 'soak,writers,symlink',
+  parts: 'soak,writers,symlink,search',
   seed: 1,
   // part 1
   sessions: 30,
@@ -53,6 +57,10 @@ const o = options({
   // part 3
   'symlink-ops': 1000,
   'symlink-ops-per-reply': 20,
+  // part 4
+  'search-agents': 4,
+  'search-sessions': 300,
+  'search-queries': 40,
   keep: 0,
 });
 
@@ -62,7 +70,7 @@ if (!fs.existsSync(CLI)) {
 }
 
 const parts = String(o.parts).split(',').map((p) => p.trim()).filter(Boolean);
-const known = ['soak', 'writers', 'symlink'];
+const known = ['soak', 'writers', 'search', 'symlink'];
 for (const p of parts) {
   if (!known.includes(p)) {
     console.error(`unknown part "${p}"; known: ${known.join(', ')}`);
@@ -112,6 +120,8 @@ try {
         settleTimeoutS: o['settle-timeout-s'],
         keep,
       });
+    } else if (p === 'search') {
+      r = await searchScope({ seed: o.seed, agents: o['search-agents'], sessions: o['search-sessions'], queries: o['search-queries'], keep });
     } else {
       r = await symlinkRace({ seed: o.seed, ops: o['symlink-ops'], opsPerReply: o['symlink-ops-per-reply'], settleTimeoutS: o['settle-timeout-s'], keep });
     }

@@ -40,6 +40,17 @@ test('openboa search finds candidates in every agent or one (--agent), prints th
   assert.notEqual(bad.code, 0);
 });
 
+test("openboa search --agent a never shows agent b's text as the snippet of a's hit", async (t) => {
+  const h = tempHome(t);
+  session(h.root, 'claude', 1, 'private of agent b: the vault code is 4711 zebra');
+  const a = session(h.root, 'demo', 2, 'agent a just says zebra');
+  const r = await cli(['search', 'zebra', '--agent', 'demo', '--json'], { home: h.root });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout).hits.map((x: { session_id: string; snippet: string }) => [x.session_id, x.snippet]), [[a, 'agent a just says **zebra**']]);
+  const text = await cli(['search', 'zebra', '--agent', 'demo'], { home: h.root });
+  assert.doesNotMatch(text.stdout, /4711|vault/);
+});
+
 test('openboa reindex rebuilds from the logs; two processes catching up one index at once index each line once', async (t) => {
   const h = tempHome(t);
   for (let i = 0; i < 150; i++) session(h.root, 'demo', i, `common word and unique${i}`);

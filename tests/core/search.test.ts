@@ -255,3 +255,35 @@ test("the caller's own session, its learnings included, is left out however well
   const home = search.search('quokka', { agentId: null, excludeSessionId: own, limit: 10 });
   assert.deepEqual(new Set(home.map((h) => h.session_id)), new Set([mate, stranger]));
 });
+
+test("a hit's snippet is its own event's text: never another agent's, never another event's", async (t) => {
+  const s = setup(t);
+  // The attack as found: another agent's private line ranks first for the word (it was indexed first).
+  const theirs = s.session('other', 'vault');
+  sendMessage(s.store, theirs, 'private of agent b: the vault code is 4711 zebra');
+  const mine = s.session('unit', 'mine');
+  const own = sendMessage(s.store, mine, 'agent a just says zebra');
+  const me = s.session('unit', 'asking');
+  const search = s.open();
+  search.catchUp();
+
+  const hits = search.search('zebra', { agentId: 'unit', limit: 10 });
+  assert.deepEqual(hits.map((h) => [h.session_id, h.event_id, h.snippet]), [[mine, own.id, 'agent a just says **zebra**']]);
+  const tool = await searchSessionsTool.run({ query: 'zebra' }, s.ctx(me));
+  assert.equal(tool.isError, false, tool.text);
+  assert.match(tool.text, /agent a just says \*\*zebra\*\*/);
+  assert.doesNotMatch(tool.text, /4711|vault code|private of agent b/);
+
+  // Every hit shows its own event: many events of one word across sessions, each with a distinct tail.
+  const ids = new Map<string, string>();
+  for (let i = 0; i < 4; i++) {
+    const sid = s.session('unit', `s${i}`);
+    for (let j = 0; j < 3; j++) ids.set(sendMessage(s.store, sid, `I am back for my scheduled revisit, note ${i}-${j} ${'x'.repeat(i + j)}`).id, `note ${i}-${j}`);
+  }
+  search.catchUp();
+  for (const agentId of ['unit', null]) {
+    const all = search.search('revisit', { agentId, limit: 50 });
+    assert.equal(all.length, 12);
+    for (const h of all) assert.match(h.snippet, new RegExp(`${ids.get(h.event_id)!}( |$)`), h.event_id);
+  }
+});

@@ -51,6 +51,9 @@ export function matchExpression(words: readonly string[], op: 'AND' | 'OR', agen
   return agentId === null ? body : `scope : "${scopeToken(agentId)}" AND (${body})`;
 }
 
+/** The FTS rows of the caller's own session's lines, left out of the ranking (its learnings are dropped by the join). */
+const OWN_LINES_LEFT_OUT = `AND rowid NOT IN (SELECT id FROM docs WHERE source = 's:' || @exclude)`;
+
 interface HitRow {
   id: number;
   session_id: string;
@@ -60,50 +63,76 @@ interface HitRow {
   title: string | null;
   rank: number;
   created_at: string;
+  body: string;
+  snippet: string;
 }
 
+/** A hit with the whole text of its row, read by the statement that checked its scope (for redaction at output). */
+export type RankedHit = SearchHit & { body: string };
+
 /**
- * The ranking, without snippets. The best `fetch` matches are ranked on the
- * FTS table alone (the caller's own session's lines left out there, by the
- * indexed `source`), and only those
- * rows are joined to their documents and sessions: a common word matches
- * tens of thousands of rows, and SQLite computes a query's joins and result
- * columns for every matching row before it sorts. Snippets are made
- * afterwards for the rows kept (snippetOf).
+ * The ranking and every text it returns, in one statement. The best `fetch`
+ * matches are ranked on the FTS table alone (the caller's own session's
+ * lines left out there, by the indexed `source`), each with the snippet of
+ * its own row: snippet() is an auxiliary function of the FTS cursor, so it
+ * can only describe the row that cursor is on. Only those rows are joined to
+ * their documents and sessions: a common word matches tens of thousands of
+ * rows, and SQLite computes a query's joins and result columns for every
+ * matching row before it sorts (FTS5 sorts by rank itself, so the inner
+ * LIMIT stops it after `fetch` rows).
+ *
+ * Scope is checked in the same statement that returns the text: the row's
+ * document (inner join: a document no longer held drops the row), its agent
+ * and scope token, and its session's agent when the session is known. A
+ * wrong join can therefore only lose a hit, never show another agent's text.
+ * (A separate snippet lookup by rowid once did show it: FTS5 ignores a
+ * `rowid = ?` bound as a JavaScript number, and matched every row.)
  */
-function statement(db: SearchDb, exclude: boolean) {
+function statement(db: SearchDb, exclude: boolean, scoped: boolean) {
   return db.prepare(
-    `SELECT d.id, d.session_id, d.event_id, d.agent_id, d.kind, d.created_at, s.title, f.rank AS rank
-       FROM (SELECT rowid AS id, rank FROM fts
-              WHERE fts MATCH @match ${exclude ? `AND rowid NOT IN (SELECT id FROM docs WHERE source = 's:' || @exclude)` : ''}
+    `SELECT d.id, d.session_id, d.event_id, d.agent_id, d.kind, d.created_at, d.body, s.title, f.rank AS rank, f.snippet AS snippet
+       FROM (SELECT rowid AS id, rank, snippet(fts, 0, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM fts
+              WHERE fts MATCH @match ${exclude ? OWN_LINES_LEFT_OUT : ''}
               ORDER BY rank LIMIT @fetch) f
-       LEFT JOIN docs d ON d.id = f.id LEFT JOIN sessions s ON s.session_id = d.session_id
+       JOIN docs d ON d.id = f.id LEFT JOIN sessions s ON s.session_id = d.session_id
+      WHERE 1 ${exclude ? 'AND d.session_id <> @exclude' : ''}
+        ${scoped ? 'AND d.agent_id = @agent AND d.scope = @scope AND (s.session_id IS NULL OR s.agent_id = @agent)' : ''}
       ORDER BY f.rank`,
   );
 }
 
-function snippetOf(db: SearchDb) {
-  return db.prepare(`SELECT snippet(fts, 0, '**', '**', '…', ${SNIPPET_TOKENS}) AS snippet FROM fts WHERE fts MATCH @match AND rowid = @id`);
+/** How many rows the ranking saw, up to @fetch: fewer than @fetch means the matches ran out (no sort: cheap). */
+function matchCount(db: SearchDb, exclude: boolean) {
+  return db.prepare(
+    `SELECT count(*) AS n FROM (SELECT rowid FROM fts WHERE fts MATCH @match ${exclude ? OWN_LINES_LEFT_OUT : ''} LIMIT @fetch)`,
+  );
 }
 
 /** Ranked candidates for `query`, best first; [] when it has no word to look for. */
-export function searchIndex(db: SearchDb, query: string, o: SearchOptions): SearchHit[] {
+export function searchIndex(db: SearchDb, query: string, o: SearchOptions): RankedHit[] {
   const words = queryWords(query);
   if (words.length === 0 || o.limit < 1) return [];
-  const st = statement(db, o.excludeSessionId !== undefined);
+  const st = statement(db, o.excludeSessionId !== undefined, o.agentId !== null);
+  const count = matchCount(db, o.excludeSessionId !== undefined);
+  const bind = {
+    ...(o.excludeSessionId !== undefined ? { exclude: o.excludeSessionId } : {}),
+    ...(o.agentId !== null ? { agent: o.agentId, scope: scopeToken(o.agentId) } : {}),
+  };
   /**
-   * The best `limit` rows for `op` that are in scope. Every ranked row is
-   * checked against the agent and the excluded session (whose learnings the
-   * ranking did not leave out), and a row the documents no longer hold is
-   * dropped. The scope token in the match already holds the query to the
-   * agent, so this rarely drops anything; when it does, more are ranked.
+   * The best `limit` rows for `op` that are in scope. The statement checks
+   * every ranked row against the agent and the excluded session (whose
+   * learnings the ranking did not leave out), and drops a row the documents
+   * no longer hold. The scope token in the match already holds the query to
+   * the agent, so this rarely drops anything; when it does, more are ranked.
    */
   const ranked = (op: 'AND' | 'OR', limit: number): HitRow[] => {
     const match = matchExpression(words, op, o.agentId);
     for (let fetch = limit; ; fetch *= 4) {
-      const all = st.all({ match, fetch, ...(o.excludeSessionId !== undefined ? { exclude: o.excludeSessionId } : {}) }) as Array<HitRow | (Omit<HitRow, 'session_id'> & { session_id: null })>;
-      const rows = all.filter((r): r is HitRow => r.session_id !== null && r.session_id !== o.excludeSessionId && (o.agentId === null || r.agent_id === o.agentId));
-      if (rows.length >= limit || all.length < fetch) return rows.slice(0, limit);
+      const rows = st.all({ match, fetch, ...bind }) as HitRow[];
+      if (rows.length >= limit) return rows.slice(0, limit);
+      // Some ranked rows were dropped, or the matches ran out: rank more only in the first case.
+      const { n } = count.get({ match, fetch, ...bind }) as { n: number };
+      if (n < fetch) return rows;
     }
   };
   const rows = ranked('AND', o.limit);
@@ -114,17 +143,16 @@ export function searchIndex(db: SearchDb, query: string, o: SearchOptions): Sear
       if (!seen.has(r.id)) rows.push(r);
     }
   }
-  const snip = snippetOf(db);
-  const any = matchExpression(words, 'OR', null);
   return rows.map((r) => ({
     session_id: r.session_id,
     event_id: r.event_id,
     agent_id: r.agent_id,
     kind: r.kind as SearchKind,
     title: r.title,
-    snippet: ((snip.get({ match: any, id: r.id }) as { snippet: string } | undefined)?.snippet ?? '').replace(/\s+/g, ' ').trim(),
+    snippet: r.snippet.replace(/\s+/g, ' ').trim(),
     // bm25() is lower-is-better (negative); shown so that higher is better.
     score: Number((-r.rank).toPrecision(4)),
     created_at: r.created_at,
+    body: r.body,
   }));
 }

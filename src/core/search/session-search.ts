@@ -73,14 +73,12 @@ export class SessionSearch {
   /** Ranked candidates, each redacted with its session's Redactor (see above). */
   search(query: string, o: SearchOptions): SearchHit[] {
     const hits = searchIndex(this.db, query, o);
-    if (hits.length === 0) return hits;
+    if (hits.length === 0) return [];
     const words = queryWords(query).map((w) => w.slice(1, -1).replace(/""/g, '"'));
     const session = this.db.prepare('SELECT environment_id, overrides FROM sessions WHERE session_id = ?');
-    const body = this.db.prepare('SELECT body FROM docs WHERE session_id = ? AND event_id = ? AND kind = ?');
-    return hits.flatMap((h) => {
+    return hits.flatMap(({ body: stored, ...h }) => {
       const r = this.indexer.redactors.ofSession(h.session_id, session.get(h.session_id) as RedactionKey | undefined);
       if (!r.active) return [h];
-      const stored = (body.get(h.session_id, h.event_id, h.kind) as { body: string } | undefined)?.body ?? '';
       const clean = r.text(stored);
       if (clean !== stored) {
         // Matched only inside a secret: left out, or the hit would confirm a guess at the secret.
