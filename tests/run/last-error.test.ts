@@ -22,8 +22,10 @@ test('no API key: status says so, and a run that then succeeds clears it', async
   assert.match(st.stdout, /^last error no API key: set ANTHROPIC_API_KEY/m);
   const js = JSON.parse((await cli(['status', id, '--json'], { home: b.h.root })).stdout);
   assert.equal(js.last_error.code, 'missing_api_key');
+  assert.equal(snap.status, 'rescheduling', 'a key missing in this process is retried, not an ending');
   b.deps.env.ANTHROPIC_API_KEY = 'test-key';
   b.store.appendUserEvent(id, { type: 'user.message', content: 'again' });
+  b.deps.clock.advance(10 * 60_000);
   const r = await b.wake(id);
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
   assert.equal(b.store.snapshot(id).last_error, null);

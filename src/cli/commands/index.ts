@@ -52,8 +52,9 @@ export const COMMANDS: CommandSpec[] = [
     path: ['wake'],
     summary: 'run a session once now, in this process, and print what happened',
     args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { force: { type: 'boolean', description: 'run it here even though a daemon runs on this home' } },
     details:
-      'Exit 0 when the run executed or was skipped (nothing to do), 1 when the run failed (its error is printed), 2 when the agent or environment definition does not load (the message names the file and field), 4 when another process holds the session.',
+      "Refused (exit 4) while a daemon runs on the home, unless --force: the daemon runs the session itself, with its own environment (API keys, secrets), and a run in this shell's environment could fail where the daemon's would not. Exit 0 when the run executed or was skipped (nothing to do), 1 when the run failed (its error is printed), 2 when the agent or environment definition does not load (the message names the file and field), 4 when another process holds the session or a daemon runs.",
     load: () => import('./wake.js'),
   },
   {
