@@ -69,13 +69,20 @@ test('a unique id prefix works wherever a session id does; an ambiguous one is e
   assert.ok(common.length > 0, 'ids made in one test share their time prefix');
   const amb = await cliInProcess(['status', common], { home: root });
   assert.equal(amb.code, 2, amb.stderr);
-  assert.match(amb.stderr, new RegExp(`session id prefix "${common}" is ambiguous: it matches 3 sessions: `));
+  assert.match(amb.stderr, new RegExp(`session id "${common}" is ambiguous: it matches 3: `));
   for (const id of ids) assert.ok(amb.stderr.includes(id), `names ${id}`);
   assert.equal(amb.stderr.trim().split('\n').length, 1);
 
-  const none = await cliInProcess(['send', 'fff', 'hi'], { home: root });
+  const none = await cliInProcess(['send', 'f00dfacef00d', 'hi'], { home: root });
   assert.equal(none.code, 3);
-  assert.match(none.stderr, /session "fff" not found: no session in .* has an id that starts with it/);
+  assert.match(none.stderr, /session "f00dfacef00d" not found: no session in .* has an id that starts with or contains it/);
+
+  // The short form the daemon prints beside a run's lines (the id's last 8 digits), and any unique run of digits.
+  const tail = await cliInProcess(['status', a.slice(-8), '--json'], { home: root });
+  assert.equal(tail.code, 0, tail.stderr);
+  assert.equal(JSON.parse(tail.stdout).id, a);
+  const middle = await cliInProcess(['status', b.replace(/-/g, '').slice(14, 26), '--json'], { home: root });
+  assert.equal(JSON.parse(middle.stdout).id, b, 'dashes do not count');
   const whole = await cliInProcess(['status', '019a0000-0000-7000-8000-000000000000'], { home: root });
   assert.equal(whole.code, 3, 'a whole id that is not there is still not found');
 });
