@@ -89,6 +89,7 @@ export const COMMANDS: CommandSpec[] = [
     options: {
       status: { type: 'string', value: 'S', description: `only sessions in this status: ${SESSION_STATUSES.join(', ')}` },
       limit: { type: 'string', value: 'N', description: 'at most N sessions (the newest)' },
+      archived: { type: 'boolean', description: 'list archived sessions too (hidden by default)' },
     },
     load: () => import('./sessions.js'),
   },
@@ -197,6 +198,22 @@ export const COMMANDS: CommandSpec[] = [
     options: { reason: { type: 'string', value: 'R', description: 'why (kept in the log, shown by status)' } },
     details: 'Appends a user.pause. Messages, answers and revisits wait; an interrupt is still honoured. Pausing a paused session changes nothing (a note says so).',
     load: () => import('./pause.js'),
+  },
+  {
+    path: ['archive'],
+    summary: 'archive a session: kept, hidden from sessions, never woken (--undo brings it back)',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { undo: { type: 'boolean', description: 'unarchive it: back in listings, woken again' } },
+    details: 'Appends session.updated {archived: true}. Whatever is appended to an archived session stays in its log and is taken in only once it is unarchived. A running session is refused (exit 4): interrupt it first.',
+    load: () => import('./archive.js'),
+  },
+  {
+    path: ['delete'],
+    summary: 'delete a session and its workspace for good (asks first, unless --yes)',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { yes: { type: 'boolean', description: 'do not ask' } },
+    details: 'Refused while a run holds the session (exit 4). Without --yes it asks on the terminal, and is refused when there is none. Its child sessions are kept.',
+    load: () => import('./delete.js'),
   },
   {
     path: ['resume'],

@@ -14,12 +14,14 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
     let row;
     try {
       const s = ctx.store.snapshot(id);
+      if (s.archived_at !== null && flags.archived !== true) continue;
       row = {
         id,
         agent_id: s.agent_id,
         title: s.title,
         status: s.status,
         paused: s.paused ? { since: s.paused.since, reason: s.paused.reason } : null,
+        archived_at: s.archived_at,
         stop_reason: s.stop_reason?.type ?? null,
         pending_events: s.pending_events.length,
         requires_action: openActions(s).length,
@@ -48,7 +50,7 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
       rows.map((r) =>
         'error' in r
           ? [r.id, '?', ctx.out.status('unreadable'), '', '', '', r.error ?? '']
-          : [r.id, r.agent_id, `${ctx.out.status(r.status)}${r.paused ? ' (paused)' : ''}`, r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', (r.title ?? '').replace(/\s+/g, ' ')],
+          : [r.id, r.agent_id, `${ctx.out.status(r.status)}${r.paused ? ' (paused)' : ''}${r.archived_at ? ' (archived)' : ''}`, r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', (r.title ?? '').replace(/\s+/g, ' ')],
       ),
     ),
   );

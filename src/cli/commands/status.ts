@@ -72,6 +72,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
       `agent      ${s.agent_id}   environment ${s.environment_id}`,
       `status     ${s.status}${s.stop_reason ? ` (${s.stop_reason.type})` : ''}${s.retry_at ? `, retry at ${s.retry_at}` : ''}`,
       ...(s.paused ? [`paused     since ${s.paused.since}${s.paused.reason ? `: ${s.paused.reason}` : ''}; no run starts until openboa resume ${s.id}`] : []),
+      ...(s.archived_at ? [`archived   since ${s.archived_at}; never woken until openboa archive ${s.id} --undo`] : []),
       `lease      ${st.lease.held ? `held${st.lease.owner ? ` by pid ${st.lease.owner.pid} on ${st.lease.owner.host} (${st.lease.owner.purpose}${st.lease.owner.wake_id ? ` ${st.lease.owner.wake_id}` : ''})` : ''}` : 'free'}`,
       `last run   ${s.last_wake_id ?? '-'}`,
       ...(s.last_error ? [`last error ${s.last_error.message}${s.last_error.code ? ` (${s.last_error.code}, ${s.last_error.at})` : ` (${s.last_error.at})`}`] : []),

@@ -178,6 +178,8 @@ export const SessionSnapshot = z.object({
   context_warned: z.array(z.number()).default([]),
   /** Held by a user.pause (docs/context.md): no run starts until a user.resume; null otherwise. */
   paused: PauseState.nullable().default(null),
+  /** When the session was archived (session.updated {archived: true}); null when it is in use. An archived session is never woken. */
+  archived_at: z.string().nullable().default(null),
 
   journals: z.object({ events: JournalCursor, wake_queue: JournalCursor }),
   /**
