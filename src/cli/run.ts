@@ -45,7 +45,7 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
     const { spec, input } = parsed;
     // The core and the command's own code load only now, and only what this command imports:
     // help, the version and a mistake in the command line need none of it.
-    const [{ resolveHome }, { systemDeps }, { SessionStore }, { resolveSessionId, resolveWaitingEventId }, command] = await Promise.all([
+    const [{ resolveHome, notAHome }, { systemDeps }, { SessionStore }, { resolveSessionId, resolveWaitingEventId }, command] = await Promise.all([
       import('../core/home.js'),
       import('../core/deps.js'),
       import('../core/store/session-store.js'),
@@ -53,6 +53,8 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
       spec.load(),
     ]);
     const home = resolveHome(parsed.home, o.env, o.cwd);
+    const missing = spec.home === 'any' ? null : notAHome(home);
+    if (missing) throw (await import('../core/errors.js')).notFound(`${missing}: not an openboa home (openboa init ${home.root} makes one there; --home DIR or $OPENBOA_HOME picks another)`);
     const deps = o.deps ?? systemDeps(o.env);
     const store = new SessionStore(home, deps);
     // Every command that takes a session id takes a unique part of one (session-id.ts).

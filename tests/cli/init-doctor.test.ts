@@ -162,3 +162,25 @@ test("doctor reads the running daemon's environment for the keys (only their nam
   assert.equal(b.status, 'fail');
   assert.match(b.message, new RegExp(`claude: ANTHROPIC_API_KEY is not set in the running daemon \\(pid ${without.child.pid}\\): the daemon cannot run claude`));
 });
+
+test('a folder that is not a home: commands exit 3 saying so (a typo is never an empty home); daemon and start refuse it unless --init', async (t) => {
+  const dir = tempDir(t);
+  const typo = path.join(dir, 'typo');
+  const ls = await cliInProcess(['sessions'], { home: typo });
+  assert.equal(ls.code, 3, ls.stdout);
+  assert.match(ls.stderr, new RegExp(`${typo} does not exist: not an openboa home \\(openboa init ${typo} makes one there`));
+  fs.mkdirSync(path.join(dir, 'plain'));
+  const plain = await cliInProcess(['sessions', '--json'], { home: path.join(dir, 'plain') });
+  assert.equal(plain.code, 3);
+  assert.match(JSON.parse(plain.stderr).error.message, /has neither agents\/ nor sessions\/ in it: not an openboa home/);
+  for (const cmd of ['daemon', 'start']) {
+    const r = await cli([cmd], { home: path.join(dir, 'plain') });
+    assert.equal(r.code, 3, `${cmd}: ${r.stderr}`);
+    assert.match(r.stderr, /not an openboa home \(openboa init .* makes one; or pass --init\)/);
+  }
+  assert.deepEqual(fs.readdirSync(path.join(dir, 'plain')), [], 'nothing was made there');
+  const d = spawnDaemon(t, path.join(dir, 'plain'), {}, ['--init']);
+  await d.line((l) => l.kind === 'daemon_started');
+  assert.ok(fs.existsSync(path.join(dir, 'plain', 'agents', 'demo', 'agent.yaml')));
+  assert.equal(await d.term(), 0);
+});

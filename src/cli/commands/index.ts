@@ -15,6 +15,7 @@ const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   // Spelled out, not imported: the catalog loads nothing from core (the policies and default are durability.ts's; a test holds them equal).
   fsync: { type: 'string', value: 'always|run|never', description: "when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default run)" },
   'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
+  init: { type: 'boolean', description: 'make the folder a home first (as openboa init does) when it is not one' },
 };
 
 /** The statuses `sessions --status` filters on (`paused`: held by openboa pause, whatever its status). */
@@ -26,26 +27,30 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'make a folder a working home: the bundled demo and claude agents, environments/local.yaml, sessions/',
     args: [{ name: 'dir', required: false, description: 'the folder (created if missing); default: the home (--home, $OPENBOA_HOME, else the current directory)' }],
     details: 'Existing files are never overwritten: they are kept as they are and listed. Running it again on a home only adds what is missing.',
+    home: 'any',
     load: () => import('./init.js'),
   },
   {
     path: ['doctor'],
     summary: 'check that sessions can run here: the sandbox, the home, the definitions, the model key, the daemon',
     details: 'Exit 0 when everything needed is usable, 1 when a check failed. --json prints {"home","ok","checks":[{"name","status","message"}]}.',
+    home: 'any',
     load: () => import('./doctor.js'),
   },
   {
     path: ['start'],
     summary: 'the first minute: create a demo session if there is none, then run the daemon',
     options: DAEMON_OPTIONS,
-    details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network.",
+    details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network. A folder that is not a home is refused unless --init.",
+    home: 'any',
     load: () => import('./start.js'),
   },
   {
     path: ['daemon'],
     summary: 'the worker: watch sessions, wake them, repeat (Ctrl-C stops it cleanly)',
     options: DAEMON_OPTIONS,
-    details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once.',
+    details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once. A folder that is not a home is refused (exit 3) unless --init makes it one.',
+    home: 'any',
     load: () => import('./daemon.js'),
   },
   {
