@@ -349,7 +349,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       else if (e.error.code === INBOX_REPORT_CODE && e.wake_id !== s.running_wake_id) {
         // a refused inbox file, reported before any run: information, not the state of a run
       } else {
-        s.last_error = { type: e.error.type, code: e.error.code ?? null, message: e.error.message, at: e.created_at, wake_id: e.wake_id ?? null };
+        s.last_error = { type: e.error.type, code: e.error.code ?? null, message: e.error.message, at: e.created_at, wake_id: e.wake_id ?? null, retry: e.error.retry_status?.type ?? null };
         s.run_errors += 1;
       }
       break;
