@@ -116,12 +116,16 @@ test('openboa agents lists agents and environments; a broken definition is liste
   h.write('agents/broken/agent.yaml', 'provider: carrier-pigeon\n');
   h.write('environments/wide.yaml', 'sandbox: process\nnetwork: host\n');
   h.write('environments/bad.yaml', 'network: sometimes\n');
+  h.write('agents/homeless/agent.yaml', 'provider: anthropic\nmodel: x\nenvironment: nowhere\n');
+  h.write('agents/misplaced/agent.yaml', 'provider: anthropic\nmodel: x\nenvironment: bad\n');
   const r = await cliInProcess(['agents'], { home: h.root });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^AGENT\s+PROVIDER\s+MODEL\s+ENVIRONMENT\s+DESCRIPTION/);
   assert.match(r.stdout, /\nclaude\s+anthropic\s+\S+\s+local\s+A general assistant/);
   assert.match(r.stdout, /\ndemo\s+scripted\s+\S+\s+local\s+Demo agent that works offline/);
   assert.match(r.stdout, /\nbroken\s+error: agents\/broken\/agent\.yaml:1: provider: /);
+  assert.match(r.stdout, /\nhomeless\s+error: agents\/homeless\/agent\.yaml: environment: "nowhere" does not load: .*environments\/nowhere\.yaml/);
+  assert.match(r.stdout, /\nmisplaced\s+error: agents\/misplaced\/agent\.yaml: environment: "bad" does not load: environments\/bad\.yaml:1: network: /);
   assert.match(r.stdout, /\nENVIRONMENT\s+SANDBOX\s+NETWORK/);
   assert.match(r.stdout, /\nlocal\s+auto\s+none/);
   assert.match(r.stdout, /\nwide\s+process\s+host/);
@@ -129,8 +133,9 @@ test('openboa agents lists agents and environments; a broken definition is liste
 
   const json = await cliInProcess(['agents', '--json'], { home: h.root });
   const data = JSON.parse(json.stdout);
-  assert.deepEqual(data.agents.map((a: { id: string }) => a.id), ['broken', 'claude', 'demo']);
+  assert.deepEqual(data.agents.map((a: { id: string }) => a.id), ['broken', 'claude', 'demo', 'homeless', 'misplaced']);
   assert.equal(data.agents[2].provider, 'scripted');
+  assert.match(data.agents[3].error, /environment: "nowhere" does not load/);
   assert.match(data.agents[0].error, /provider/);
   assert.deepEqual(data.environments.map((e: { id: string; network?: string }) => [e.id, e.network ?? null]), [['bad', null], ['local', 'none'], ['wide', 'host']]);
 
