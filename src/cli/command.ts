@@ -60,6 +60,13 @@ export interface CommandSpec {
   details?: string;
   /** Whether words past the declared arguments are accepted (joined into the last one). */
   rest?: boolean;
+  /**
+   * 'any': the command runs on any folder (init makes a home, doctor says
+   * what is missing). Otherwise the home must be one (an agents/ or sessions/
+   * folder in it), or the command is refused (exit 3) before it looks for
+   * anything, so a mistyped --home is never an empty home.
+   */
+  home?: 'any';
   /** Imports the command's code (called only when the command runs). */
   load(): Promise<CommandModule>;
 }

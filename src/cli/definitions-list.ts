@@ -28,13 +28,25 @@ export function listEnvironments(home: Home): string[] {
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/**
+ * Every agent, each with its error if it does not load, or if its
+ * environment does not (a run of it would fail with invalid_definition, so
+ * the listing says so too, naming the agent's file and field).
+ */
 export function loadAllAgents(home: Home): AgentEntry[] {
   return listAgents(home).map((id): AgentEntry => {
+    let def: AgentDefinition;
     try {
-      return { id, def: loadAgent(home, id).def };
+      def = loadAgent(home, id).def;
     } catch (e) {
       return { id, error: messageOf(e) };
     }
+    try {
+      loadEnvironment(home, def.environment);
+    } catch (e) {
+      return { id, error: `${path.relative(home.root, home.agentFile(id))}: environment: ${JSON.stringify(def.environment)} does not load: ${messageOf(e)}` };
+    }
+    return { id, def };
   });
 }
 

@@ -153,8 +153,8 @@ function buildProgram(specs: readonly CommandSpec[], io: ProgramIo, pick: (cmd: 
     const args = spec.args ?? [];
     args.forEach((a, i) => {
       const variadic = spec.rest === true && i === args.length - 1 ? '...' : '';
-      // Every `id` takes a unique prefix (run.ts resolves it), so every command's help says so.
-      const about = a.name === 'id' ? `${a.description} (or a unique prefix of it)` : a.description;
+      // Every `id` takes a unique part (run.ts resolves it), so every command's help says so.
+      const about = a.name === 'id' ? `${a.description} (or a unique part of it, e.g. the last 8 digits)` : a.description;
       cmd.argument(a.required ? `<${a.name}${variadic}>` : `[${a.name}${variadic}]`, about);
     });
     for (const [k, o] of Object.entries(spec.options ?? {})) {

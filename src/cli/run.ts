@@ -45,7 +45,7 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
     const { spec, input } = parsed;
     // The core and the command's own code load only now, and only what this command imports:
     // help, the version and a mistake in the command line need none of it.
-    const [{ resolveHome }, { systemDeps }, { SessionStore }, { resolveSessionId }, command] = await Promise.all([
+    const [{ resolveHome, notAHome }, { systemDeps }, { SessionStore }, { resolveSessionId, resolveWaitingEventId }, command] = await Promise.all([
       import('../core/home.js'),
       import('../core/deps.js'),
       import('../core/store/session-store.js'),
@@ -53,16 +53,27 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
       spec.load(),
     ]);
     const home = resolveHome(parsed.home, o.env, o.cwd);
+    const missing = spec.home === 'any' ? null : notAHome(home);
+    if (missing) throw (await import('../core/errors.js')).notFound(`${missing}: not an openboa home (openboa init ${home.root} makes one there; --home DIR or $OPENBOA_HOME picks another)`);
     const deps = o.deps ?? systemDeps(o.env);
     const store = new SessionStore(home, deps);
-    // Every command that takes a session id takes a unique prefix of one.
-    if (input.args.id !== undefined && spec.args?.some((a) => a.name === 'id')) input.args.id = resolveSessionId(store, input.args.id);
+    // Every command that takes a session id takes a unique part of one (session-id.ts).
+    if (input.args.id !== undefined && spec.args?.some((a) => a.name === 'id')) {
+      input.args.id = resolveSessionId(store, input.args.id);
+      // ...and every command that answers a waiting tool use takes a unique part of its event id.
+      for (const name of ANSWERED_EVENT_ARGS) {
+        if (input.args[name] !== undefined && store.exists(input.args.id)) input.args[name] = resolveWaitingEventId(store, input.args.id, input.args[name]);
+      }
+    }
     const code = await command.run({ home, deps, store, out, json: parsed.json, stdin: o.stdin, signal: o.signal, cwd: o.cwd }, input);
     return code ?? EXIT.ok;
   } catch (e) {
     return await reportError(out, e);
   }
 }
+
+/** The arguments that name a waiting tool use (confirm, tool-result, resolve). */
+const ANSWERED_EVENT_ARGS = ['tool_use_event_id', 'custom_tool_use_event_id', 'event_id'] as const;
 
 /** A core error in the CLI's words: the field as its flag, the answer as the command that gives it. */
 function cliWording(e: OpenboaError): string {

@@ -11,6 +11,7 @@ import type { CliContext } from './command.js';
 export async function whyItWaits(ctx: CliContext, id: string, what = 'the message'): Promise<string[]> {
   const s = ctx.store.snapshot(id);
   if (s.status === 'terminated') return [`session ${id} is terminated: ${what} is in its log, but no run will take it in`];
+  if (s.archived_at !== null) return [`session ${id} is archived (since ${s.archived_at}): ${what} is in its log, but no run takes it in until openboa archive ${id} --undo`];
   const notes: string[] = [];
   if (s.paused) notes.push(`session ${id} is paused (since ${s.paused.since}${s.paused.reason ? `: ${s.paused.reason}` : ''}): ${what} waits until openboa resume ${id}`);
   const asks = s.counts.requires_action;

@@ -10,18 +10,24 @@ import { DEFAULT_MAX_ITERATIONS, isPauseEventType, isUserEventType, mcpToolName,
 import { cutHead } from './text-cut.js';
 
 export type EventView =
-  | { line: number; event: SessionEvent & { processed_at: string | null }; error: string | null }
+  | {
+      line: number;
+      event: SessionEvent & { processed_at: string | null };
+      error: string | null;
+      /** The line has no created_at and none was recorded for it: `created_at` is the report of it, or the time of this read. */
+      undated?: true;
+    }
   | { line: number; invalid: { code: string; message: string } };
 
 /** Normalises parsed lines; `processed_at` needs the whole log, so pass all of it. */
 export function viewEvents(lines: readonly ParsedEventLine[]): EventView[] {
   const processedAt = new Map<string, string>();
-  const reportedErrors = new Map<number, string>();
+  const reportedErrors = new Map<number, { message: string; at: string }>();
   for (const l of lines) {
     if (l.kind !== 'event') continue;
     const e = l.event;
     if (e.type === 'session.status_running') for (const id of e.processed_event_ids) if (!processedAt.has(id)) processedAt.set(id, e.created_at);
-    if (e.type === 'session.error' && e.line !== undefined && (e.file ?? 'events.jsonl') === 'events.jsonl') reportedErrors.set(e.line, e.error.message);
+    if (e.type === 'session.error' && e.line !== undefined && (e.file ?? 'events.jsonl') === 'events.jsonl') reportedErrors.set(e.line, { message: e.error.message, at: e.created_at });
   }
   const out: EventView[] = [];
   for (const l of lines) {
@@ -30,10 +36,12 @@ export function viewEvents(lines: readonly ParsedEventLine[]): EventView[] {
       out.push({ line: l.rejection.line, invalid: { code: l.rejection.code, message: l.rejection.message } });
       continue;
     }
-    const e = l.event;
+    const report = reportedErrors.get(l.line);
+    // A line without a time that nothing pinned: shown at the time of the runtime's report of it, if any (stable), else undated.
+    const e = l.readTime && report ? { ...l.event, created_at: report.at } : l.event;
     // A pause or resume applies where its line sits (unless a run took it in): it is never pending.
     const processed_at = isUserEventType(e.type) ? (processedAt.get(e.id) ?? (isPauseEventType(e.type) ? e.created_at : null)) : e.created_at;
-    out.push({ line: l.line, event: { ...e, processed_at }, error: reportedErrors.get(l.line) ?? null });
+    out.push({ line: l.line, event: { ...e, processed_at }, error: report?.message ?? null, ...(l.readTime && !report ? { undated: true as const } : {}) });
   }
   return out;
 }
@@ -117,7 +125,22 @@ export function describeEvent(e: SessionEvent): string {
       return `${evaluation(e)} still grading`;
     case 'span.outcome_evaluation_end':
       return `${evaluation(e)}: ${e.result}: ${firstLine(e.explanation, 80)}`;
-    default:
+    case 'user.resume':
       return '';
+    case 'agent.thinking':
+      return e.thinking ? clip(e.thinking) : e.redacted_data ? '(redacted)' : '';
+    case 'session.context_warning':
+      return `${Math.round(e.threshold * 100)} % of the window: ${e.tokens} of ${e.window} tokens${e.silent ? ' (recorded, not said)' : ''}`;
+    case 'session.thread_created':
+      return `child ${e.session_thread_id} (${e.agent_name})${e.title ? ` "${clip(e.title, 40)}"` : ''}${e.depth ? `, depth ${e.depth}` : ''}`;
+    case 'agent.thread_message_sent':
+      return `to ${e.to_session_thread_id}${e.to_agent_name ? ` (${e.to_agent_name})` : ''}: ${clip(textOf(e.content), 60)}`;
+    case 'agent.thread_message_received':
+      return `from ${e.from_session_thread_id}${e.from_agent_name ? ` (${e.from_agent_name})` : ''}: ${clip(textOf(e.content), 60)}`;
+    case 'session.thread_status_idle':
+      return `${e.session_thread_id} (${e.agent_name}): ${e.stop_reason.type}${e.tree_usage ? `, tree cost ${e.tree_usage.cost_usd.toFixed(4)} USD` : ''}`;
+    default:
+      // Every event type has its line: a new one fails to type-check here until it gets one.
+      return e satisfies never;
   }
 }

@@ -2,6 +2,7 @@
  * The home folder (SPEC §2) and every path in it. Nothing else builds paths
  * by hand, so the layout lives in one place.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { DEFINITION_ID, UUID_V7 } from './schema/index.js';
 import { invalidInput, notFound } from './errors.js';
@@ -81,6 +82,20 @@ function checkDefinitionId(id: string, what: string) {
  * variable first; we let the explicit flag win, as every CLI does, so a
  * command line can point at another home without unsetting the variable.
  */
+/** Why `home` is not a working home (no such folder, or neither agents/ nor sessions/ in it), or null when it is one. */
+export function notAHome(home: Home): string | null {
+  let st;
+  try {
+    st = fs.statSync(home.root);
+  } catch {
+    return `${home.root} does not exist`;
+  }
+  if (!st.isDirectory()) return `${home.root} is not a folder`;
+  const dir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+  if (!dir(home.agentsDir) && !dir(home.sessionsDir)) return `${home.root} has neither agents/ nor sessions/ in it`;
+  return null;
+}
+
 export function resolveHome(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Home {
   return new Home(flag || env.OPENBOA_HOME || cwd);
 }

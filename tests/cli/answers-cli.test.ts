@@ -24,11 +24,17 @@ test('a paused session with the daemon: status shows what it waits for; confirm 
   assert.match(st.stdout, /waiting on 2 answer\(s\):/);
   assert.match(st.stdout, new RegExp(`${ask}  write: openboa confirm ${id} ${ask} --allow\\|--deny`));
   assert.match(st.stdout, new RegExp(`${custom}  approve_budget: openboa tool-result ${id} ${custom} <text>`));
-  const c1 = await cliInProcess(['confirm', id, ask!, '--allow'], { home: b.h.root });
+  // Short forms: the session by the digits the daemon prints, the tool use by a unique part of its id.
+  let shared = 0;
+  while (ask![shared] === custom![shared]) shared++;
+  const amb = await cliInProcess(['confirm', id.slice(-8), ask!.slice(0, shared), '--allow'], { home: b.h.root });
+  assert.equal(amb.code, 2, amb.stderr);
+  assert.match(amb.stderr, new RegExp(`event id "${ask!.slice(0, shared)}" is ambiguous: it matches 2: `));
+  const c1 = await cliInProcess(['confirm', id.slice(-8), ask!.slice(-10), '--allow'], { home: b.h.root });
   assert.equal(c1.code, 0, c1.stderr);
   await td.result((r) => r.session_id === id && r.stop_reason?.type === 'requires_action' && r.stop_reason.event_ids.length === 1);
   assert.equal(fs.readFileSync(path.join(b.store.paths(id).workspace, 'report.md'), 'utf8'), 'numbers');
-  const c2 = await cliInProcess(['tool-result', id, custom!, 'approved: 5 EUR'], { home: b.h.root });
+  const c2 = await cliInProcess(['tool-result', id, custom!.slice(0, shared + 2), 'approved: 5 EUR'], { home: b.h.root });
   assert.equal(c2.code, 0, c2.stderr);
   const done = await td.result((r) => r.session_id === id && r.stop_reason?.type === 'end_turn');
   assert.equal(done.status, 'idle');

@@ -145,9 +145,9 @@ test('schedule --in and --at append wake.scheduled; wakes folds the queue', asyn
   assert.ok(Math.abs(due - 600_000) < 1000, `due ${due} ms after creation`);
   fs.appendFileSync(path.join(root, 'sessions', id, 'wake-queue.jsonl'), `{"type":"wake.cancelled","wake_id":"${rec.id}","reason":"changed my mind","at":"2026-11-21T10:00:00Z"}\n`);
   const w = await cliInProcess(['wakes', id, '--json'], { home: root });
-  const rows = w.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const rows = JSON.parse(w.stdout) as Array<{ state: string; cancel_reason: string }>;
   assert.deepEqual(rows.map((r) => r.state), ['pending', 'cancelled']);
-  assert.equal(rows[1].cancel_reason, 'changed my mind');
+  assert.equal(rows[1]!.cancel_reason, 'changed my mind');
   const st = JSON.parse((await cliInProcess(['status', id, '--json'], { home: root })).stdout);
   assert.equal(st.next_wake_at, q[0].due_at);
 });

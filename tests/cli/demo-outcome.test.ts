@@ -76,4 +76,20 @@ test('openboa start on an empty home: a demo session with its outcome, and the d
   assert.ok(fail > 0 && fix > fail && pass > fix, work.join('\n'));
   const snap = JSON.parse(fs.readFileSync(path.join(root, 'sessions', id, 'session.json'), 'utf8'));
   assert.deepEqual(snap.outcome_evaluations.map((x: { description: string; result: string; iteration: number }) => [x.description, x.result, x.iteration]), [[FIRST_OUTCOME.description, 'satisfied', 1]]);
+  assert.match(err, /watch it fire below/);
+
+  // A second start makes no session and promises nothing it will not show.
+  const again = spawn(process.execPath, [CLI, '--home', root, 'start'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const againExited = new Promise<number | null>((resolve) => again.on('exit', (code) => resolve(code)));
+  let err2 = '';
+  await new Promise<void>((resolve) =>
+    again.stderr!.on('data', (d) => {
+      err2 += d;
+      if (err2.includes('Ctrl-C stops')) resolve();
+    }),
+  );
+  again.kill('SIGTERM');
+  assert.equal(await againExited, 0, err2);
+  assert.doesNotMatch(err2, /created a demo session|watch it fire below/);
+  assert.match(err2, /This home has 1 session\(s\) \(openboa sessions lists them\): the daemon runs whichever has work/);
 });

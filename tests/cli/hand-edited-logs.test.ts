@@ -97,3 +97,24 @@ test('a log of a newer format than this openboa reads is refused with its own er
   assert.equal(list.code, 0, list.stderr);
   assert.match(JSON.parse(list.stdout).error, /log format 99/);
 });
+
+test('a line without created_at shows one time on every read: the time recorded for it, its report\'s, or "(no time)", never the time of the read', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'hi' }] });
+  const id = b.session();
+  const log = b.store.paths(id).events;
+  fs.appendFileSync(log, '{"type":"agent.message","content":[{"type":"text","text":"forged"}]}\n{"type":"user.message","content":"no time"}\n');
+  const json = async () => (await cliInProcess(['events', id, '--json'], { home: b.h.root })).stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const [before] = (await json()).slice(-2);
+  assert.equal(before.undated, true, 'the forged line: no time was ever recorded for it');
+  const text = await cliInProcess(['events', id], { home: b.h.root });
+  assert.match(text.stdout, /\(no time\) +agent\.message +forged/);
+
+  await b.wake(id); // takes the message in (its time pinned) and reports the forged line (the report's time)
+  const first = await json();
+  const second = await json();
+  const pick = (rows: Array<{ line: number; created_at: string; undated?: true }>, line: number) => rows.find((r) => r.line === line)!;
+  for (const line of [2, 3]) {
+    assert.equal(pick(first, line).undated, undefined, `line ${line}`);
+    assert.equal(pick(first, line).created_at, pick(second, line).created_at, `line ${line} shows the same time on every read`);
+  }
+});

@@ -25,7 +25,7 @@ test('openboa help and help <command> show the same help as --help; -V/--version
   assert.equal(events.stdout, (await cliInProcess(['events', '--help'], { home: root })).stdout);
   assert.match(events.stdout, /^usage: openboa events \[options\] <id>/);
   assert.match(events.stdout, /--full\s+print every message whole/);
-  assert.match(events.stdout, /id\s+the session id \(or a unique prefix of it\)/);
+  assert.match(events.stdout, /id\s+the session id \(or a unique part of it, e.g. the last 8 digits\)/);
 
   const withArgs = await cliInProcess(['help', 'send', 'some-id', 'hello'], { home: root });
   assert.equal(withArgs.code, 0, 'words past a command are its arguments: its help, nothing sent');

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cli, cliInProcess } from '../helpers/cli.js';
+import { spawnDaemon } from '../helpers/daemon-process.js';
 import { REPO, tempHome } from '../helpers/home.js';
 import { lockHome } from '../../src/daemon/home-lock.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
@@ -82,10 +83,11 @@ test('doctor: exit 0 and ok when every check passes; it names the sandbox, the h
   assert.equal(r.code, 0, r.stdout + r.stderr);
   const d = JSON.parse(r.stdout) as Doctor;
   assert.equal(d.ok, true);
-  assert.deepEqual(d.checks.map((c) => c.name), ['home', 'definitions', 'sandbox', 'model key', 'ptrace', 'daemon']);
+  assert.deepEqual(d.checks.map((c) => c.name), ['home', 'definitions', 'sandbox', 'models', 'ptrace', 'daemon']);
   assert.equal(check(d, 'home').status, 'ok');
   assert.match(check(d, 'home').message, /is writable/);
-  assert.match(check(d, 'model key').message, /no agent here needs one \(demo runs offline\)/);
+  assert.equal(check(d, 'models').status, 'ok');
+  assert.equal(check(d, 'models').message, 'demo: offline');
   const bwrap = probeCapabilities().bwrap;
   assert.equal(check(d, 'sandbox').status, bwrap ? 'ok' : 'warn');
   assert.match(check(d, 'sandbox').message, bwrap ? /^bubblewrap works here/ : /^bubblewrap does not work here/);
@@ -101,16 +103,21 @@ test('doctor: exit 0 and ok when every check passes; it names the sandbox, the h
   assert.match(text.stdout, /\nready: sessions can run here\n$/);
 });
 
-test('doctor: exit 1 naming what fails: no model key for an anthropic agent, a broken definition, a missing home', async (t) => {
+test('doctor checks each agent\'s model key where it counts: a fresh home is ready (the demo needs none), a key missing from this shell is a warning, a home where no agent can run fails', async (t) => {
   const h = tempHome(t);
   const noKey = await cliInProcess(['doctor'], { home: h.root, env: { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' } });
-  assert.equal(noKey.code, 1, noKey.stdout);
-  assert.match(noKey.stdout, /\n {2}fail {2}model key {4}ANTHROPIC_API_KEY is not set: claude cannot run \(set it where the daemon runs\); demo runs offline\n/);
-  assert.match(noKey.stdout, /\nnot ready: model key failed\n$/);
+  assert.equal(noKey.code, 0, noKey.stdout);
+  assert.match(noKey.stdout, /\n {2}warn {2}models {7}claude: ANTHROPIC_API_KEY is not set in this shell: a daemon started from this shell could not run claude \(set it where the daemon runs\); demo: offline\n/);
+  assert.match(noKey.stdout, /\nready: sessions can run here\n$/);
   const withKey = JSON.parse((await cliInProcess(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'sk-test-not-printed' } })).stdout) as Doctor;
-  assert.equal(check(withKey, 'model key').status, 'ok');
-  assert.match(check(withKey, 'model key').message, /^ANTHROPIC_API_KEY is set for claude/);
+  assert.equal(check(withKey, 'models').status, 'ok');
+  assert.match(check(withKey, 'models').message, /^claude: ANTHROPIC_API_KEY is set in this shell; demo: offline \(keys not checked against the APIs\)$/);
   assert.ok(!JSON.stringify(withKey).includes('sk-test-not-printed'), 'the key itself is never printed');
+  fs.rmSync(path.join(h.root, 'agents', 'demo'), { recursive: true });
+  const none = await cliInProcess(['doctor'], { home: h.root, env: { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' } });
+  assert.equal(none.code, 1, none.stdout);
+  assert.match(none.stdout, /\n {2}fail {2}models {7}no agent can run: claude: ANTHROPIC_API_KEY is not set in this shell/);
+  assert.match(none.stdout, /\nnot ready: models failed\n$/);
 
   h.write('agents/broken/agent.yaml', 'limits: 12\n');
   const broken = await cliInProcess(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'k' } });
@@ -133,4 +140,47 @@ test('doctor warns when a process may trace its parent (an outcome check running
   assert.match(checkPtrace(() => '0\n').message, /sysctl kernel\.yama\.ptrace_scope=1/);
   assert.equal(checkPtrace(() => '1\n').status, 'ok');
   assert.equal(checkPtrace(() => { throw new Error('ENOENT'); }).status, 'warn');
+});
+
+test("doctor reads the running daemon's environment for the keys (only their names), not this shell's", async (t) => {
+  const h = tempHome(t);
+  const bare = { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' };
+  const withKey = spawnDaemon(t, h.root, { ANTHROPIC_API_KEY: 'sk-daemon-only-never-printed' });
+  await withKey.line((l) => l.kind === 'daemon_started');
+  const ok = await cli(['doctor', '--json'], { home: h.root, env: bare });
+  const m = check(JSON.parse(ok.stdout) as Doctor, 'models');
+  assert.equal(m.status, 'ok', m.message);
+  assert.match(m.message, new RegExp(`claude: ANTHROPIC_API_KEY is set in the running daemon \\(pid ${withKey.child.pid}\\)`));
+  assert.ok(!ok.stdout.includes('sk-daemon-only-never-printed'));
+  assert.equal(await withKey.term(), 0);
+
+  const without = spawnDaemon(t, h.root, bare);
+  await without.line((l) => l.kind === 'daemon_started');
+  const bad = await cli(['doctor', '--json'], { home: h.root, env: { ANTHROPIC_API_KEY: 'sk-shell' } });
+  assert.equal(bad.code, 1);
+  const b = check(JSON.parse(bad.stdout) as Doctor, 'models');
+  assert.equal(b.status, 'fail');
+  assert.match(b.message, new RegExp(`claude: ANTHROPIC_API_KEY is not set in the running daemon \\(pid ${without.child.pid}\\): the daemon cannot run claude`));
+});
+
+test('a folder that is not a home: commands exit 3 saying so (a typo is never an empty home); daemon and start refuse it unless --init', async (t) => {
+  const dir = tempDir(t);
+  const typo = path.join(dir, 'typo');
+  const ls = await cliInProcess(['sessions'], { home: typo });
+  assert.equal(ls.code, 3, ls.stdout);
+  assert.match(ls.stderr, new RegExp(`${typo} does not exist: not an openboa home \\(openboa init ${typo} makes one there`));
+  fs.mkdirSync(path.join(dir, 'plain'));
+  const plain = await cliInProcess(['sessions', '--json'], { home: path.join(dir, 'plain') });
+  assert.equal(plain.code, 3);
+  assert.match(JSON.parse(plain.stderr).error.message, /has neither agents\/ nor sessions\/ in it: not an openboa home/);
+  for (const cmd of ['daemon', 'start']) {
+    const r = await cli([cmd], { home: path.join(dir, 'plain') });
+    assert.equal(r.code, 3, `${cmd}: ${r.stderr}`);
+    assert.match(r.stderr, /not an openboa home \(openboa init .* makes one; or pass --init\)/);
+  }
+  assert.deepEqual(fs.readdirSync(path.join(dir, 'plain')), [], 'nothing was made there');
+  const d = spawnDaemon(t, path.join(dir, 'plain'), {}, ['--init']);
+  await d.line((l) => l.kind === 'daemon_started');
+  assert.ok(fs.existsSync(path.join(dir, 'plain', 'agents', 'demo', 'agent.yaml')));
+  assert.equal(await d.term(), 0);
 });

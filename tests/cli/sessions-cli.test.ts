@@ -69,13 +69,20 @@ test('a unique id prefix works wherever a session id does; an ambiguous one is e
   assert.ok(common.length > 0, 'ids made in one test share their time prefix');
   const amb = await cliInProcess(['status', common], { home: root });
   assert.equal(amb.code, 2, amb.stderr);
-  assert.match(amb.stderr, new RegExp(`session id prefix "${common}" is ambiguous: it matches 3 sessions: `));
+  assert.match(amb.stderr, new RegExp(`session id "${common}" is ambiguous: it matches 3: `));
   for (const id of ids) assert.ok(amb.stderr.includes(id), `names ${id}`);
   assert.equal(amb.stderr.trim().split('\n').length, 1);
 
-  const none = await cliInProcess(['send', 'fff', 'hi'], { home: root });
+  const none = await cliInProcess(['send', 'f00dfacef00d', 'hi'], { home: root });
   assert.equal(none.code, 3);
-  assert.match(none.stderr, /session "fff" not found: no session in .* has an id that starts with it/);
+  assert.match(none.stderr, /session "f00dfacef00d" not found: no session in .* has an id that starts with or contains it/);
+
+  // The short form the daemon prints beside a run's lines (the id's last 8 digits), and any unique run of digits.
+  const tail = await cliInProcess(['status', a.slice(-8), '--json'], { home: root });
+  assert.equal(tail.code, 0, tail.stderr);
+  assert.equal(JSON.parse(tail.stdout).id, a);
+  const middle = await cliInProcess(['status', b.replace(/-/g, '').slice(14, 26), '--json'], { home: root });
+  assert.equal(JSON.parse(middle.stdout).id, b, 'dashes do not count');
   const whole = await cliInProcess(['status', '019a0000-0000-7000-8000-000000000000'], { home: root });
   assert.equal(whole.code, 3, 'a whole id that is not there is still not found');
 });
@@ -109,12 +116,16 @@ test('openboa agents lists agents and environments; a broken definition is liste
   h.write('agents/broken/agent.yaml', 'provider: carrier-pigeon\n');
   h.write('environments/wide.yaml', 'sandbox: process\nnetwork: host\n');
   h.write('environments/bad.yaml', 'network: sometimes\n');
+  h.write('agents/homeless/agent.yaml', 'provider: anthropic\nmodel: x\nenvironment: nowhere\n');
+  h.write('agents/misplaced/agent.yaml', 'provider: anthropic\nmodel: x\nenvironment: bad\n');
   const r = await cliInProcess(['agents'], { home: h.root });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^AGENT\s+PROVIDER\s+MODEL\s+ENVIRONMENT\s+DESCRIPTION/);
   assert.match(r.stdout, /\nclaude\s+anthropic\s+\S+\s+local\s+A general assistant/);
   assert.match(r.stdout, /\ndemo\s+scripted\s+\S+\s+local\s+Demo agent that works offline/);
   assert.match(r.stdout, /\nbroken\s+error: agents\/broken\/agent\.yaml:1: provider: /);
+  assert.match(r.stdout, /\nhomeless\s+error: agents\/homeless\/agent\.yaml: environment: "nowhere" does not load: .*environments\/nowhere\.yaml/);
+  assert.match(r.stdout, /\nmisplaced\s+error: agents\/misplaced\/agent\.yaml: environment: "bad" does not load: environments\/bad\.yaml:1: network: /);
   assert.match(r.stdout, /\nENVIRONMENT\s+SANDBOX\s+NETWORK/);
   assert.match(r.stdout, /\nlocal\s+auto\s+none/);
   assert.match(r.stdout, /\nwide\s+process\s+host/);
@@ -122,8 +133,9 @@ test('openboa agents lists agents and environments; a broken definition is liste
 
   const json = await cliInProcess(['agents', '--json'], { home: h.root });
   const data = JSON.parse(json.stdout);
-  assert.deepEqual(data.agents.map((a: { id: string }) => a.id), ['broken', 'claude', 'demo']);
+  assert.deepEqual(data.agents.map((a: { id: string }) => a.id), ['broken', 'claude', 'demo', 'homeless', 'misplaced']);
   assert.equal(data.agents[2].provider, 'scripted');
+  assert.match(data.agents[3].error, /environment: "nowhere" does not load/);
   assert.match(data.agents[0].error, /provider/);
   assert.deepEqual(data.environments.map((e: { id: string; network?: string }) => [e.id, e.network ?? null]), [['bad', null], ['local', 'none'], ['wide', 'host']]);
 

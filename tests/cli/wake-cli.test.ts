@@ -55,3 +55,37 @@ test('openboa wake exits 4 while another process holds the lease', async (t) => 
   assert.equal(st.lease.held, true);
   assert.equal(st.lease.owner.purpose, 'test');
 });
+
+test('openboa wake is refused while a daemon runs on the home (unless --force), and a key missing here never ends the retries', async (t) => {
+  const { root } = tempHome(t);
+  const id = (await cliInProcess(['session', 'create', '--agent', 'claude'], { home: root })).stdout.trim();
+  await cliInProcess(['send', id, 'hello'], { home: root });
+  const noKey = { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' };
+  // A process without the key: a failed attempt, retried later (by a process that has it), not an ending.
+  const first = await cli(['wake', id], { home: root, env: noKey });
+  assert.equal(first.code, 1, first.stderr);
+  assert.match(first.stderr, /^openboa: no API key: set ANTHROPIC_API_KEY/m);
+  const after1 = JSON.parse((await cliInProcess(['status', id, '--json'], { home: root })).stdout);
+  assert.equal(after1.status, 'rescheduling');
+  assert.ok(after1.retry_at);
+
+  // A daemon holds the home (its lock, as `openboa daemon` takes it): a manual wake is refused and writes nothing.
+  const { lockHome } = await import('../../src/daemon/home-lock.js');
+  const { Home } = await import('../../src/core/home.js');
+  const { systemClock } = await import('../../src/core/clock.js');
+  const lock = await lockHome(new Home(root), systemClock);
+  t.after(() => lock.release());
+  const log = () => fs.readFileSync(path.join(root, 'sessions', id, 'events.jsonl'), 'utf8');
+  const before = log();
+  const refused = await cli(['wake', id], { home: root, env: noKey });
+  assert.equal(refused.code, 4, refused.stderr);
+  assert.match(refused.stderr, new RegExp(`a daemon \\(pid ${process.pid}[^)]*\\) runs on this home and runs ${id} itself[^\\n]*pass --force`));
+  assert.equal(log(), before);
+
+  const forced = await cli(['wake', id, '--force'], { home: root, env: noKey });
+  assert.equal(forced.code, 1, forced.stderr);
+  const after2 = JSON.parse((await cliInProcess(['status', id, '--json'], { home: root })).stdout);
+  assert.equal(after2.status, 'rescheduling', 'the retries go on: the daemon, which has the key, runs it next');
+  assert.ok(after2.retry_at);
+  assert.notEqual(after2.stop_reason?.type, 'retries_exhausted');
+});

@@ -322,3 +322,19 @@ test('openboa resolve and status: the escalation with its options; --pick out of
   assert.ok(ans && ans.type === 'user.custom_tool_result');
   assert.equal(ans.content?.[0]?.text, 'The person chose option 2: Wait for the weekend');
 });
+
+test("escalate: a recommendation given as an option's text (or 'option 2') is taken as its number; text naming no option is refused", async (t) => {
+  const byText = { ...ESC, confidence: 0.9, recommendation: '  wait for the WEEKEND. ' };
+  const byNumeral = { ...ESC, confidence: 0.9, recommendation: 'option 2' };
+  const unknown = { ...ESC, confidence: 0.9, recommendation: 'Deploy on Friday evening' };
+  const s = setup(t, [{ tools: [{ name: 'escalate', input: byText }, { name: 'escalate', input: byNumeral }, { name: 'escalate', input: unknown }] }, { text: 'ok' }], { escalation: { auto_resolve_above: 0.8 } });
+  sendMessage(s.store, s.id, 'deploy');
+  await s.run();
+  const results = s.events().filter((e) => e.type === 'agent.tool_result');
+  assert.equal(results.length, 3);
+  const texts = results.map((r) => (r.type === 'agent.tool_result' ? r.content[0]!.text : ''));
+  for (const text of texts.slice(0, 2)) assert.match(text, /^Resolved automatically to your recommendation, option 2: Wait for the weekend/);
+  assert.ok(results[2]!.type === 'agent.tool_result' && results[2]!.is_error);
+  assert.match(texts[2]!, /recommendation.*expected the number of one of the options \(1 to 2\) or one option's exact text, got "Deploy on Friday evening"/);
+  assertEventsValid(s.events());
+});

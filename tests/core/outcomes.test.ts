@@ -394,3 +394,28 @@ test('hand-written outcomes are bounded: a blank check or description is refused
   assert.equal(list[9]!.description, 'burst 8');
   assert.ok(snap.pending_outcomes.length === 0);
 });
+
+test('a grader that never gives a verdict is tried 3 times per evaluation (other errors not counted), then the evaluation ends failed saying why', async (t) => {
+  const noVerdict: Reply = { text: 'I think it is fine.' };
+  const s = setup(t, [{ text: 'done' }, noVerdict, { error: new ModelError({ message: 'overloaded', errorType: 'model_overloaded_error', code: 'http_529', retryable: true }) }, noVerdict, noVerdict, { text: 'never asked' }]);
+  defineOutcome(s.store, s.id, { description: 'x', rubric: 'y' });
+  const statuses: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    statuses.push((await s.run()).status);
+    s.deps.clock.advance(3_600_000);
+  }
+  assert.deepEqual(statuses, ['rescheduling', 'rescheduling', 'rescheduling', 'idle']);
+  const evs = s.events();
+  assert.deepEqual(ends(evs), [[0, 'failed']]);
+  assert.equal(evs.filter((e) => e.type === 'span.outcome_evaluation_start').length, 1);
+  assert.equal(s.model.requests.filter((q) => q.tool_choice).length, 4, 'three tries without a verdict, one overloaded');
+  const end = evs.find((e) => e.type === 'span.outcome_evaluation_end');
+  assert.match(end?.type === 'span.outcome_evaluation_end' ? end.explanation : '', /^The grader gave no verdict in 3 tries \(the last: the grader gave no verdict: its reply did not call grade_outcome\), so this evaluation ends failed/);
+  const snap = s.store.snapshot(s.id);
+  assert.equal(snap.outcome, null);
+  assert.equal(snap.outcome_evaluations[0]!.result, 'failed');
+  assert.equal(snap.last_error?.code, 'grader_no_verdict');
+  assert.match(snap.last_error?.message ?? '', /try 3 of 3: the evaluation ends failed/);
+  assert.equal(snap.status, 'idle');
+  assert.equal(snap.retry_at, null, 'no retry is left scheduled');
+});

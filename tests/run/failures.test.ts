@@ -76,12 +76,13 @@ test('an error in the middle of a stream is not retried by the SDK; it is resche
   assert.ok(!b.events(id).some((e) => e.type === 'agent.message'), 'a broken reply leaves no half message');
 });
 
-test('a missing API key is a clear session.error, and nothing is sent', async (t) => {
+test('a missing API key is a clear session.error, nothing is sent, and the session is retried later (the key is the process\'s)', async (t) => {
   const b = await bench(t, { env: { ANTHROPIC_API_KEY: '' } });
   const id = b.session('hi');
   const r = await b.wake(id);
   assert.equal(b.fake.requests.length, 0);
-  assert.deepEqual(r.stop_reason, { type: 'retries_exhausted' });
+  assert.equal(r.status, 'rescheduling');
+  assert.ok(r.retry_at);
   const [err] = errorsOf(b.events(id));
   assert.equal(err!.error.code, 'missing_api_key');
   assert.match(err!.error.message, /set ANTHROPIC_API_KEY/);

@@ -22,8 +22,10 @@ test('no API key: status says so, and a run that then succeeds clears it', async
   assert.match(st.stdout, /^last error no API key: set ANTHROPIC_API_KEY/m);
   const js = JSON.parse((await cli(['status', id, '--json'], { home: b.h.root })).stdout);
   assert.equal(js.last_error.code, 'missing_api_key');
+  assert.equal(snap.status, 'rescheduling', 'a key missing in this process is retried, not an ending');
   b.deps.env.ANTHROPIC_API_KEY = 'test-key';
   b.store.appendUserEvent(id, { type: 'user.message', content: 'again' });
+  b.deps.clock.advance(10 * 60_000);
   const r = await b.wake(id);
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
   assert.equal(b.store.snapshot(id).last_error, null);
@@ -67,4 +69,23 @@ test('a definition that does not load: the error names the file and the field; t
   assert.match(e.message, /agents\/test\/agent\.yaml:3: limits\.max_wake_seconds: .*expected number/);
   const end = td.lines.map((l) => JSON.parse(l)).find((l) => l.kind === 'run_end' && l.session_id === id);
   assert.match(end.last_error, /agents\/test\/agent\.yaml:3: limits\.max_wake_seconds/);
+});
+
+test('sessions and status say what a stop hides: a 401 is an error never retried, not retries used up; a rescheduling session shows its retry time', async (t) => {
+  const b = await bench(t, { steps: [{ status: 401, errorType: 'authentication_error', message: 'invalid x-api-key' }, { status: 529, errorType: 'overloaded_error', message: 'overloaded' }] });
+  const denied = b.session('hello');
+  await b.wake(denied);
+  const busy = b.session('hello');
+  await b.wake(busy);
+  const rows = (await cli(['sessions', '--json'], { home: b.h.root })).stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const row = (id: string) => rows.find((r: { id: string }) => r.id === id);
+  assert.equal(row(denied).stop_reason, 'retries_exhausted', 'the log keeps Managed Agents\' stop reason');
+  assert.equal(row(denied).stop, 'error: http_401 (not retried)');
+  assert.equal(row(busy).status, 'rescheduling');
+  assert.ok(row(busy).retry_at);
+  const text = await cli(['sessions'], { home: b.h.root });
+  assert.match(text.stdout, new RegExp(`${denied}.*error: http_401 \\(not retried\\)`));
+  assert.match(text.stdout, new RegExp(`${busy}.*rescheduling.*${row(busy).retry_at.replace(/[.]/g, '\\.')} \\(retry\\)`));
+  const st = await cli(['status', denied], { home: b.h.root });
+  assert.match(st.stdout, /^status +idle \(error: http_401 \(not retried\)\)/m);
 });

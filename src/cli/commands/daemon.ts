@@ -7,7 +7,23 @@ import { SessionStore } from '../../core/store/session-store.js';
 import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
 
 /** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
+/**
+ * Refuses a folder that is not a home (exit 3) unless --init, which makes it
+ * one first: a mistyped --home must not silently become an empty home that a
+ * daemon then watches.
+ */
+export async function ensureHome(ctx: CliContext, flags: Flags): Promise<void> {
+  const { notAHome } = await import('../../core/home.js');
+  const missing = notAHome(ctx.home);
+  if (!missing) return;
+  if (flags.init !== true) throw (await import('../../core/errors.js')).notFound(`${missing}: not an openboa home (openboa init ${ctx.home.root} makes one; or pass --init)`);
+  const { initHome } = await import('./init.js');
+  const made = initHome(ctx.home.root);
+  ctx.out.note(`made ${ctx.home.root} a home: ${made.created.join(', ')}`);
+}
+
 export async function runDaemon(ctx: CliContext, flags: Flags): Promise<number> {
+  await ensureHome(ctx, flags);
   const concurrency = wholeNumberFlag(flags, 'concurrency', { min: 1, max: 256, example: 4 }) ?? 4;
   const sweep = wholeNumberFlag(flags, 'sweep', { min: 1, max: 86_400, example: 30 }) ?? 30;
   const fsync = choiceFlag(flags, 'fsync', FSYNC_POLICIES) ?? DEFAULT_FSYNC;

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { CliContext } from '../command.js';
 import { EXIT } from '../exit.js';
@@ -62,35 +63,74 @@ async function checkSandbox(envs: EnvironmentEntry[]): Promise<Check> {
   return { name: 'sandbox', status: 'warn', message: `bubblewrap does not work here (${why}); ${fallback}; install it (apt-get install -y bubblewrap) to confine them` };
 }
 
-function checkModelKey(agents: AgentEntry[], env: NodeJS.ProcessEnv): Check {
-  const needing = agents.filter((a) => a.def?.provider === 'anthropic').map((a) => a.id);
-  const offlineIds = agents.filter((a) => a.def?.provider === 'scripted').map((a) => a.id);
-  const offline = offlineIds.length ? `${offlineIds.join(', ')} run${offlineIds.length === 1 ? 's' : ''} offline` : '';
-  const set = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].find((k) => (env[k] ?? '') !== '');
-  const base = env.ANTHROPIC_BASE_URL ? '; ANTHROPIC_BASE_URL points it elsewhere' : '';
-  if (needing.length === 0) return { name: 'model key', status: 'ok', message: `no agent here needs one${offline ? ` (${offline})` : ''}` };
-  if (set) return { name: 'model key', status: 'ok', message: `${set} is set for ${needing.join(', ')} (not checked against the API)${base}` };
-  return {
-    name: 'model key',
-    status: 'fail',
-    message: `ANTHROPIC_API_KEY is not set: ${needing.join(', ')} cannot run (set it where the daemon runs)${offline ? `; ${offline}` : ''}`,
-  };
+/** Where the models' keys are looked for: the running daemon's environment when it can be read (this host), else this shell's. */
+interface KeySource {
+  env: NodeJS.ProcessEnv;
+  /** "this shell", or "the running daemon (pid N)". */
+  where: string;
+  daemon: boolean;
 }
 
 /**
- * Agents on provider openai: where each sends its requests, and whether it
- * has the key that endpoint needs (a local server needs none). Only listed
- * when such agents exist. Never prints a key: only the variable's name.
+ * The environment of the daemon running on this home, when it runs on this
+ * host and its /proc/<pid>/environ is readable (same user): the key a run
+ * uses is the daemon's, not this shell's. Only names are ever looked at.
  */
-async function checkOpenAI(agents: AgentEntry[], env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const oai = agents.flatMap((a) => (a.def?.provider === 'openai' ? [{ id: a.id, def: a.def }] : []));
-  if (oai.length === 0) return [];
+async function daemonKeySource(ctx: CliContext): Promise<KeySource | null> {
+  const { runningDaemon } = await import('../../daemon/home-lock.js');
+  const d = await runningDaemon(ctx.home);
+  if (!d || !d.pid || (d.host && d.host !== os.hostname())) return null;
+  try {
+    const env: NodeJS.ProcessEnv = {};
+    for (const kv of fs.readFileSync(`/proc/${d.pid}/environ`, 'latin1').split('\0')) {
+      const eq = kv.indexOf('=');
+      if (eq > 0) env[kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
+    return { env, where: `the running daemon (pid ${d.pid})`, daemon: true };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether each agent's model can be reached with the key it needs, agent by
+ * agent: a scripted agent (the demo) needs nothing; an anthropic agent needs
+ * ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; an openai agent what its
+ * endpoint needs (openaiEndpoint). Looked for in the running daemon's
+ * environment when it can be read, else in this shell's, and worded as such:
+ * a key missing from this shell is a warning (the daemon may be started
+ * elsewhere with it), one missing from the running daemon a failure, and so
+ * is a home where no agent can run. Never prints a key, only names.
+ */
+async function checkModels(agents: AgentEntry[], src: KeySource): Promise<Check> {
   const { openaiEndpoint } = await import('../../core/model/openai.js');
-  const seen = oai.map((a) => ({ id: a.id, e: openaiEndpoint({ env, baseURL: a.def.base_url, apiKeyEnv: a.def.api_key?.secret.env }) }));
-  const broken = seen.filter((s) => s.e.problem !== null);
-  if (broken.length) return [{ name: 'openai key', status: 'fail', message: broken.map((s) => `${s.id}: ${s.e.problem}`).join('; ') }];
-  const where = seen.map((s) => `${s.id} → ${s.e.baseURL}${s.e.key ? ` with ${s.e.key.name}` : ' without a key'}`).join(', ');
-  return [{ name: 'openai key', status: 'ok', message: `${where} (not checked against the endpoint)` }];
+  const parts: string[] = [];
+  let runnable = 0;
+  let missing = 0;
+  for (const a of agents) {
+    if (!a.def) continue; // the definitions check reports it
+    let problem: string | null = null;
+    if (a.def.provider === 'scripted') parts.push(`${a.id}: offline`);
+    else if (a.def.provider === 'anthropic') {
+      const set = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].find((k) => (src.env[k] ?? '') !== '');
+      if (set) parts.push(`${a.id}: ${set} is set in ${src.where}${src.env.ANTHROPIC_BASE_URL ? ', ANTHROPIC_BASE_URL points it elsewhere' : ''}`);
+      else problem = `ANTHROPIC_API_KEY is not set in ${src.where}`;
+    } else {
+      const e = openaiEndpoint({ env: src.env, baseURL: a.def.base_url, apiKeyEnv: a.def.api_key?.secret.env });
+      if (e.problem) problem = e.problem.replace('the process that runs the session', src.where);
+      else parts.push(`${a.id}: → ${e.baseURL}${e.key ? ` with ${e.key.name}` : ' without a key'}`);
+    }
+    if (problem === null) runnable += 1;
+    else {
+      missing += 1;
+      parts.push(`${a.id}: ${problem}: ${src.daemon ? `the daemon cannot run ${a.id}` : `a daemon started from this shell could not run ${a.id} (set it where the daemon runs)`}`);
+    }
+  }
+  if (parts.length === 0) return { name: 'models', status: 'ok', message: 'no agent loads (see definitions)' };
+  const message = `${parts.join('; ')}${runnable > 0 && parts.some((p) => p.includes(' is set in ') || p.includes(' with ')) ? ' (keys not checked against the APIs)' : ''}`;
+  if (runnable === 0) return { name: 'models', status: 'fail', message: `no agent can run: ${message}` };
+  if (missing > 0) return { name: 'models', status: src.daemon ? 'fail' : 'warn', message };
+  return { name: 'models', status: 'ok', message };
 }
 
 /**
@@ -125,8 +165,7 @@ export async function run(ctx: CliContext): Promise<number | void> {
     checkHome(root),
     checkDefinitions(agents, envs),
     await checkSandbox(envs),
-    checkModelKey(agents, ctx.deps.env),
-    ...(await checkOpenAI(agents, ctx.deps.env)),
+    await checkModels(agents, (await daemonKeySource(ctx)) ?? { env: ctx.deps.env, where: 'this shell', daemon: false }),
     checkPtrace(),
     await checkDaemon(ctx),
   ];

@@ -76,13 +76,13 @@ function render(ctx: CliContext, v: EventView, full: boolean, clip: Clip): strin
     const text =
       'invalid' in v
         ? `${line}  ${'INVALID'.padEnd(24)}  ${v.invalid.message}`
-        : `${line}  ${v.event.created_at}  ${v.event.type.padEnd(26)}  ${v.event.id}  ${fullText(v.event)}${suffix(v)}`;
+        : `${line}  ${v.undated ? '(no time)'.padEnd(24) : v.event.created_at}  ${v.event.type.padEnd(26)}  ${v.event.id}  ${fullText(v.event)}${suffix(v)}`;
     return text.replace(/\r?\n/g, `\n${INDENT}`).trimEnd();
   }
   const text =
     'invalid' in v
       ? `${line}  ${'INVALID'.padEnd(15)}  ${v.invalid.message}`
-      : `${line}  ${shortTime(v.event.created_at)}  ${v.event.type.padEnd(TYPE_WIDTH)}  ${answeredById(v.event) ? `${v.event.id} ` : ''}${describeEvent(v.event)}${suffix(v)}`;
+      : `${line}  ${v.undated ? '(no time)'.padEnd(15) : shortTime(v.event.created_at)}  ${v.event.type.padEnd(TYPE_WIDTH)}  ${answeredById(v.event) ? `${v.event.id} ` : ''}${describeEvent(v.event)}${suffix(v)}`;
   // Redact before clipping, so a secret cut in half is still hidden.
   return clip(ctx.out.redactor.text(text.replace(/\s*\n\s*/g, ' ').trimEnd()), ctx.out.columns);
 }

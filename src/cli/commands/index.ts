@@ -15,6 +15,7 @@ const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   // Spelled out, not imported: the catalog loads nothing from core (the policies and default are durability.ts's; a test holds them equal).
   fsync: { type: 'string', value: 'always|run|never', description: "when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default run)" },
   'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
+  init: { type: 'boolean', description: 'make the folder a home first (as openboa init does) when it is not one' },
 };
 
 /** The statuses `sessions --status` filters on (`paused`: held by openboa pause, whatever its status). */
@@ -26,34 +27,39 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'make a folder a working home: the bundled demo and claude agents, environments/local.yaml, sessions/',
     args: [{ name: 'dir', required: false, description: 'the folder (created if missing); default: the home (--home, $OPENBOA_HOME, else the current directory)' }],
     details: 'Existing files are never overwritten: they are kept as they are and listed. Running it again on a home only adds what is missing.',
+    home: 'any',
     load: () => import('./init.js'),
   },
   {
     path: ['doctor'],
     summary: 'check that sessions can run here: the sandbox, the home, the definitions, the model key, the daemon',
     details: 'Exit 0 when everything needed is usable, 1 when a check failed. --json prints {"home","ok","checks":[{"name","status","message"}]}.',
+    home: 'any',
     load: () => import('./doctor.js'),
   },
   {
     path: ['start'],
     summary: 'the first minute: create a demo session if there is none, then run the daemon',
     options: DAEMON_OPTIONS,
-    details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network.",
+    details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network. A folder that is not a home is refused unless --init.",
+    home: 'any',
     load: () => import('./start.js'),
   },
   {
     path: ['daemon'],
     summary: 'the worker: watch sessions, wake them, repeat (Ctrl-C stops it cleanly)',
     options: DAEMON_OPTIONS,
-    details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once.',
+    details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once. A folder that is not a home is refused (exit 3) unless --init makes it one.',
+    home: 'any',
     load: () => import('./daemon.js'),
   },
   {
     path: ['wake'],
     summary: 'run a session once now, in this process, and print what happened',
     args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { force: { type: 'boolean', description: 'run it here even though a daemon runs on this home' } },
     details:
-      'Exit 0 when the run executed or was skipped (nothing to do), 1 when the run failed (its error is printed), 2 when the agent or environment definition does not load (the message names the file and field), 4 when another process holds the session.',
+      "Refused (exit 4) while a daemon runs on the home, unless --force: the daemon runs the session itself, with its own environment (API keys, secrets), and a run in this shell's environment could fail where the daemon's would not. Exit 0 when the run executed or was skipped (nothing to do), 1 when the run failed (its error is printed), 2 when the agent or environment definition does not load (the message names the file and field), 4 when another process holds the session or a daemon runs.",
     load: () => import('./wake.js'),
   },
   {
@@ -88,6 +94,7 @@ export const COMMANDS: CommandSpec[] = [
     options: {
       status: { type: 'string', value: 'S', description: `only sessions in this status: ${SESSION_STATUSES.join(', ')}` },
       limit: { type: 'string', value: 'N', description: 'at most N sessions (the newest)' },
+      archived: { type: 'boolean', description: 'list archived sessions too (hidden by default)' },
     },
     load: () => import('./sessions.js'),
   },
@@ -196,6 +203,22 @@ export const COMMANDS: CommandSpec[] = [
     options: { reason: { type: 'string', value: 'R', description: 'why (kept in the log, shown by status)' } },
     details: 'Appends a user.pause. Messages, answers and revisits wait; an interrupt is still honoured. Pausing a paused session changes nothing (a note says so).',
     load: () => import('./pause.js'),
+  },
+  {
+    path: ['archive'],
+    summary: 'archive a session: kept, hidden from sessions, never woken (--undo brings it back)',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { undo: { type: 'boolean', description: 'unarchive it: back in listings, woken again' } },
+    details: 'Appends session.updated {archived: true}. Whatever is appended to an archived session stays in its log and is taken in only once it is unarchived. A running session is refused (exit 4): interrupt it first.',
+    load: () => import('./archive.js'),
+  },
+  {
+    path: ['delete'],
+    summary: 'delete a session and its workspace for good (asks first, unless --yes)',
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    options: { yes: { type: 'boolean', description: 'do not ask' } },
+    details: 'Refused while a run holds the session (exit 4). Without --yes it asks on the terminal, and is refused when there is none. Its child sessions are kept.',
+    load: () => import('./delete.js'),
   },
   {
     path: ['resume'],

@@ -19,8 +19,8 @@ function filesOf(rel: string): string[] {
     .flatMap((d) => filesOf(path.join(rel, d.name)));
 }
 
-export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
-  const root = args.dir !== undefined ? path.resolve(ctx.cwd, args.dir) : ctx.home.root;
+/** Makes `root` a working home (never overwriting a file): what it created and what was already there. */
+export function initHome(root: string): { created: string[]; kept: string[] } {
   if (fs.existsSync(root) && !fs.statSync(root).isDirectory()) throw new UsageError(`${root} is a file, not a folder`);
   let sources: string[];
   try {
@@ -50,6 +50,12 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create ${sessions}: ${(e as Error).message}`);
     kept.push('sessions/');
   }
+  return { created, kept };
+}
+
+export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
+  const root = args.dir !== undefined ? path.resolve(ctx.cwd, args.dir) : ctx.home.root;
+  const { created, kept } = initHome(root);
   ctx.out.result({ home: root, created, kept }, () => {
     const lines = [created.length ? `created a home in ${root}:` : `${root} is already a home; nothing to create`];
     for (const f of created) lines.push(`  ${f}`);

@@ -7,7 +7,7 @@ export async function run(ctx: CliContext, { args, rest, flags }: CommandInput):
   const id = args.id as string;
   ctx.store.require(id);
   if (flags.lines === true) {
-    if (args.text !== undefined) throw new UsageError('--lines reads messages from stdin; give no <text>');
+    if (args.text !== undefined && args.text !== '-') throw new UsageError('--lines reads messages from stdin; give no <text> (or -)');
     // Loaded here: only --lines reads stdin line by line.
     const { createInterface } = await import('node:readline');
     const rl = createInterface({ input: ctx.stdin, crlfDelay: Infinity });

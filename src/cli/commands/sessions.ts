@@ -1,5 +1,6 @@
 import { openActions } from '../../core/store/answer-problem.js';
 import { nextWakeAt } from '../../core/store/wake-queue-fold.js';
+import { stopLabel } from '../stop-label.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { SESSION_STATUSES } from './index.js';
@@ -14,13 +15,17 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
     let row;
     try {
       const s = ctx.store.snapshot(id);
+      if (s.archived_at !== null && flags.archived !== true) continue;
       row = {
         id,
         agent_id: s.agent_id,
         title: s.title,
         status: s.status,
         paused: s.paused ? { since: s.paused.since, reason: s.paused.reason } : null,
+        archived_at: s.archived_at,
         stop_reason: s.stop_reason?.type ?? null,
+        stop: stopLabel(s),
+        retry_at: s.retry_at,
         pending_events: s.pending_events.length,
         requires_action: openActions(s).length,
         next_wake_at: nextWakeAt(s),
@@ -48,7 +53,7 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
       rows.map((r) =>
         'error' in r
           ? [r.id, '?', ctx.out.status('unreadable'), '', '', '', r.error ?? '']
-          : [r.id, r.agent_id, `${ctx.out.status(r.status)}${r.paused ? ' (paused)' : ''}`, r.stop_reason ?? '', `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.next_wake_at ?? '', (r.title ?? '').replace(/\s+/g, ' ')],
+          : [r.id, r.agent_id, `${ctx.out.status(r.status)}${r.paused ? ' (paused)' : ''}${r.archived_at ? ' (archived)' : ''}`, r.stop, `${r.pending_events}${r.requires_action ? ` (+${r.requires_action} ask)` : ''}`, r.status === 'rescheduling' && r.retry_at ? `${r.retry_at} (retry)` : (r.next_wake_at ?? ''), (r.title ?? '').replace(/\s+/g, ' ')],
       ),
     ),
   );

@@ -1,7 +1,7 @@
 import { defineOutcome } from '../../core/session-ops.js';
 import { createSession } from '../../core/create-session.js';
 import type { CliContext, CommandInput } from '../command.js';
-import { runDaemon } from './daemon.js';
+import { ensureHome, runDaemon } from './daemon.js';
 
 /**
  * The demo's first minute is an outcome, which starts work by itself: the
@@ -15,7 +15,10 @@ export const FIRST_OUTCOME = {
 };
 
 export async function run(ctx: CliContext, { flags }: CommandInput): Promise<number | void> {
-  let id = ctx.store.listIds()[0];
+  await ensureHome(ctx, flags);
+  const existing = ctx.store.listIds();
+  let id = existing[0];
+  const fresh = !id;
   if (!id) {
     const s = createSession(ctx.store, { agent: 'demo', title: 'first demo' });
     defineOutcome(ctx.store, s.id, FIRST_OUTCOME);
@@ -29,8 +32,10 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
       `  echo '{"type":"user.message","content":"hi"}' >> sessions/${id}/events.jsonl`,
       `  npx openboa send ${id} "hello again"     # the same, through the CLI`,
       `  npx openboa status ${id}                 # the outcome and its evaluations`,
-      'The demo run is graded by its check: it fails once, the agent fixes its note, the check passes.',
-      'It also schedules a revisit 10 seconds later; watch it fire below. Ctrl-C stops the daemon.',
+      // Only a demo session made now has work to show: on a later start, say what is there instead.
+      ...(fresh
+        ? ['The demo run is graded by its check: it fails once, the agent fixes its note, the check passes.', 'It also schedules a revisit 10 seconds later; watch it fire below. Ctrl-C stops the daemon.']
+        : [`This home has ${existing.length} session(s) (openboa sessions lists them): the daemon runs whichever has work or a revisit due, and prints nothing until one does. Ctrl-C stops it.`]),
       '',
     ].join('\n'),
   );

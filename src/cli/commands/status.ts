@@ -1,3 +1,4 @@
+import { stopLabel } from '../stop-label.js';
 import { sessionStatus } from '../../core/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { cacheReadShare, type SessionSnapshot } from '../../core/schema/index.js';
@@ -70,8 +71,9 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
     const lines = [
       `session    ${s.id}${s.title ? `  "${oneLine(s.title, 120)}"` : ''}`,
       `agent      ${s.agent_id}   environment ${s.environment_id}`,
-      `status     ${s.status}${s.stop_reason ? ` (${s.stop_reason.type})` : ''}${s.retry_at ? `, retry at ${s.retry_at}` : ''}`,
+      `status     ${s.status}${s.stop_reason ? ` (${stopLabel(s)})` : ''}${s.retry_at ? `, retry at ${s.retry_at}${s.last_error?.code ? ` (after ${s.last_error.code})` : ''}` : ''}`,
       ...(s.paused ? [`paused     since ${s.paused.since}${s.paused.reason ? `: ${s.paused.reason}` : ''}; no run starts until openboa resume ${s.id}`] : []),
+      ...(s.archived_at ? [`archived   since ${s.archived_at}; never woken until openboa archive ${s.id} --undo`] : []),
       `lease      ${st.lease.held ? `held${st.lease.owner ? ` by pid ${st.lease.owner.pid} on ${st.lease.owner.host} (${st.lease.owner.purpose}${st.lease.owner.wake_id ? ` ${st.lease.owner.wake_id}` : ''})` : ''}` : 'free'}`,
       `last run   ${s.last_wake_id ?? '-'}`,
       ...(s.last_error ? [`last error ${s.last_error.message}${s.last_error.code ? ` (${s.last_error.code}, ${s.last_error.at})` : ` (${s.last_error.at})`}`] : []),

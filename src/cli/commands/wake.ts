@@ -1,10 +1,20 @@
 import { wake } from '../../core/run/wake.js';
+import { busy } from '../../core/errors.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { EXIT } from '../exit.js';
 import { redactFor } from '../session-redactor.js';
 
-export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
+export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {
   const id = args.id as string;
+  if (flags.force !== true) {
+    const { runningDaemon } = await import('../../daemon/home-lock.js');
+    const d = await runningDaemon(ctx.home);
+    if (d) {
+      throw busy(
+        `a daemon (pid ${d.pid}${d.host ? ` on ${d.host}` : ''}) runs on this home and runs ${id} itself, with its own environment (API keys, secrets); a run here would use this shell's instead. Let the daemon run it (openboa status ${id} says when), or pass --force to run it here anyway`,
+      );
+    }
+  }
   redactFor(ctx, id);
   const r = await wake({ home: ctx.home, store: ctx.store, deps: ctx.deps }, id, { trigger: 'manual', signal: ctx.signal });
   ctx.out.result(r, () => {

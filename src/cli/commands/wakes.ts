@@ -6,8 +6,8 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
   const snap = ctx.store.snapshot(id);
   const { wakes: list, invalid } = viewWakes(ctx.store.readWakes(id), ctx.deps.clock.now(), snap);
   if (ctx.json) {
-    for (const w of list) ctx.out.data(w);
-    for (const i of invalid) ctx.out.data({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } });
+    // One JSON array, [] when there are none: an empty output would read like a failure.
+    ctx.out.data([...list, ...invalid.map((i) => ({ line: i.line, invalid: { code: 'invalid_wake', message: i.message } }))]);
     return;
   }
   const { table } = await import('../width.js');

@@ -48,7 +48,10 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
           message: 'no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment of the process that runs the session',
           errorType: 'model_request_failed_error',
           code: 'missing_api_key',
-          retryable: false,
+          // The key belongs to the process, not the session: another process (the daemon) may have it, so the
+          // session keeps retrying with backoff rather than ending (a manual wake from a bare shell must not
+          // end the daemon's retries). No request is sent, so a retry costs nothing.
+          retryable: true,
         });
       }
       const sdk = await loadSdk();

@@ -124,7 +124,8 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
     name: 'openai',
     secrets: endpoint.key ? { [endpoint.key.name]: endpoint.key.value } : {},
     async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
-      if (endpoint.problem) throw new ModelError({ message: endpoint.problem, errorType: 'model_request_failed_error', code: 'missing_api_key', retryable: false });
+      // Retryable for the reason the anthropic provider gives: the process lacks the key, not the session.
+      if (endpoint.problem) throw new ModelError({ message: endpoint.problem, errorType: 'model_request_failed_error', code: 'missing_api_key', retryable: true });
       const sdk = await loadSdk();
       const c = connect(sdk);
       try {

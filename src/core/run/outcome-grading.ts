@@ -42,6 +42,12 @@ import { nudgedLast } from './guard-log.js';
 export const HEARTBEAT_MS = 10_000;
 /** Characters of an explanation written to the log. */
 export const MAX_EXPLANATION_CHARS = 8000;
+/**
+ * Grader replies without a verdict (grader_no_verdict) one evaluation takes
+ * at most: each is a paid request, retried with backoff like any failed
+ * attempt; the last ends the evaluation `failed` instead, with the reason.
+ */
+export const GRADER_NO_VERDICT_TRIES = 3;
 
 type Result = Extract<NewEvent, { type: 'span.outcome_evaluation_end' }>['result'];
 
@@ -138,6 +144,14 @@ async function grade(ctx: RunContext, journal: RunJournal, model: ModelProvider,
   if (r.kind === 'error') {
     if (r.error.aborted || signal.aborted) return stopped();
     const f = { type: r.error.errorType, code: r.error.code, message: `grading ${o.outcome_id} (evaluation ${o.iteration + 1}): ${r.error.message}` };
+    if (r.error.code === 'grader_no_verdict') {
+      const tries = noVerdictsSoFar(ctx, o) + 1;
+      if (tries >= GRADER_NO_VERDICT_TRIES) {
+        journal.error({ ...f, message: `${f.message} (try ${tries} of ${GRADER_NO_VERDICT_TRIES}: the evaluation ends failed)`, retry: 'terminal' });
+        const explanation = `The grader gave no verdict in ${tries} tries (the last: ${r.error.message}), so this evaluation ends failed. Look at outcomes.grader_model (${graderModel(ctx.agent.def)}) and define the outcome again.`;
+        return { result: 'failed', explanation, usage: r.usage };
+      }
+    }
     journal.addUsage(r.usage);
     if (r.error.retryable) return { halt: { end: journal.failedAttempt(ctx.rt, ctx.startSnapshot.consecutive_failures, f) } };
     journal.error({ ...f, retry: 'terminal' });
@@ -145,6 +159,25 @@ async function grade(ctx: RunContext, journal: RunJournal, model: ModelProvider,
   }
   const explanation = checkNote && o.check ? `${checkNote}\n${r.explanation}` : r.explanation;
   return { result: r.result, explanation, usage: r.usage };
+}
+
+/**
+ * The grader_no_verdict errors of the evaluation in progress so far: those
+ * after its span.outcome_evaluation_start in the log (its retries run under
+ * that start). Read from the run's window; a start older than the window
+ * counts what the window holds, which errs toward one more try.
+ */
+function noVerdictsSoFar(ctx: RunContext, o: OpenOutcome): number {
+  if (o.state !== 'evaluating' || !o.evaluation_start_id) return 0;
+  ctx.window.refresh(ctx.rt.store.snapshot(ctx.sessionId, { persist: false }));
+  const recent = ctx.window.recent;
+  let n = 0;
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const e = recent[i]!.event;
+    if (e.id === o.evaluation_start_id) break;
+    if (e.type === 'session.error' && e.error.code === 'grader_no_verdict') n += 1;
+  }
+  return n;
 }
 
 /** Appends span.outcome_evaluation_ongoing every HEARTBEAT_MS until stopped. */

@@ -21,6 +21,7 @@ export interface RunPlan {
 export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Trigger; retryNow?: boolean }): RunPlan {
   const skip = (why: string): RunPlan => ({ runnable: false, skipReason: why, trigger: opts.trigger ?? 'event', take: [], wakes: [], interrupt: false, recovery: false });
   if (s.status === 'terminated') return skip('terminated');
+  if (s.archived_at !== null) return skip('archived');
   const recovery = s.status === 'running';
   const interrupt = s.pending_events.some((p) => p.type === 'user.interrupt');
   const open = openActions(s);
@@ -58,10 +59,10 @@ export function planRun(s: SessionSnapshot, nowMs: number, opts: { trigger?: Tri
  * When the session next has something to do by itself (ms since the epoch),
  * or null: its earliest pending revisit (unless it waits on a person), or the
  * retry time of a rescheduled run; null while it is paused (the resume's
- * line wakes it).
+ * line wakes it) or archived (never woken).
  */
 export function nextDueMs(s: SessionSnapshot): number | null {
-  if (s.status === 'terminated' || s.paused) return null;
+  if (s.status === 'terminated' || s.paused || s.archived_at !== null) return null;
   let min: number | null = null;
   const consider = (t: number) => {
     if (Number.isFinite(t) && (min === null || t < min)) min = t;

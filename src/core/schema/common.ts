@@ -78,16 +78,3 @@ export const ZERO_USAGE: ModelUsage = Object.freeze({
   cache_read_input_tokens: 0,
 });
 
-/** A duration as people write it: 90s, 10m, 2h, 1d, or a bare number of seconds. */
-export const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/;
-
-/** Parses a duration; returns milliseconds or null when it is not one. */
-export function parseDuration(text: string): number | null {
-  const m = DURATION.exec(text.trim());
-  if (!m) return null;
-  const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit];
-  if (factor === undefined || !Number.isFinite(n)) return null;
-  return Math.round(n * factor);
-}

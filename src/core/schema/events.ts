@@ -89,6 +89,8 @@ export const SessionCreated = event('session.created', {
 export const SessionUpdated = event('session.updated', {
   title: z.string().nullish(),
   overrides: SessionOverrides.optional(),
+  /** true: archived (kept, never woken, hidden from listings); false: back in use. */
+  archived: z.boolean().optional(),
 });
 
 /**

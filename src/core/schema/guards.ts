@@ -64,15 +64,51 @@ export type EscalationSettings = z.infer<typeof EscalationSettings>;
 /** Options an escalation may offer. */
 export const MAX_ESCALATION_OPTIONS = 10;
 
+/** An option's text as a recommendation is compared in this form: case, runs of spaces and a trailing stop do not count. */
+const optionKey = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').replace(/[\s.!]+$/, '').trim();
+
+/**
+ * The recommended option's number (1-based) from what the model wrote: the
+ * number itself, a numeral ("2", "option 2", "#2"), or an option's text
+ * (compared as optionKey does); null when it names none of them.
+ */
+export function recommendedOption(options: readonly string[], given: number | string): number | null {
+  if (typeof given === 'number') return Number.isInteger(given) && given >= 1 && given <= options.length ? given : null;
+  const numeral = /^\s*(?:option\s*)?#?\s*(\d{1,3})\s*$/i.exec(given);
+  if (numeral) return recommendedOption(options, Number(numeral[1]));
+  const key = optionKey(given);
+  const at = options.findIndex((o) => optionKey(o) === key);
+  return at === -1 ? null : at + 1;
+}
+
+/**
+ * The `escalate` tool's input. `recommendation` may be given as the option's
+ * number or its text (models name options by text); it is always a number
+ * once parsed. The log keeps what the model sent, and every reader parses it
+ * with this schema, so all see the same number.
+ */
 export const EscalateInput = z
   .strictObject({
     situation: z.string().min(1).max(4000).describe('What you are stuck on or need a decision about, for a person who has not followed the session.'),
     options: z.array(z.string().min(1).max(1000)).min(2).max(MAX_ESCALATION_OPTIONS).describe('The choices you see, each a short sentence (at least 2).'),
     confidence: z.number().min(0).max(1).describe('How sure you are of your recommendation, 0 to 1.'),
-    recommendation: z.number().int().min(1).optional().describe('The option you recommend: its number, 1-based.'),
+    recommendation: z
+      .union([z.number().int().min(1), z.string().min(1).max(1000)])
+      .optional()
+      .describe('The option you recommend: its number (1-based) or its exact text.'),
   })
-  .refine((v) => v.recommendation === undefined || v.recommendation <= v.options.length, {
-    message: 'expected the number of one of the options (1-based)',
-    path: ['recommendation'],
+  .transform((v, ctx): { situation: string; options: string[]; confidence: number; recommendation?: number } => {
+    const { recommendation, ...rest } = v;
+    if (recommendation === undefined) return rest;
+    const n = recommendedOption(v.options, recommendation);
+    if (n === null) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected the number of one of the options (1 to ${v.options.length}) or one option's exact text, got ${JSON.stringify(recommendation).slice(0, 200)}`,
+        path: ['recommendation'],
+      });
+      return z.NEVER;
+    }
+    return { ...rest, recommendation: n };
   });
 export type EscalateInput = z.infer<typeof EscalateInput>;

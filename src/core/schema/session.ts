@@ -118,7 +118,15 @@ export const SessionSnapshot = z.object({
    * requires_action) without an error of its own.
    */
   last_error: z
-    .object({ type: z.string(), code: z.string().nullable(), message: z.string(), at: Timestamp, wake_id: z.string().nullable() })
+    .object({
+      type: z.string(),
+      code: z.string().nullable(),
+      message: z.string(),
+      at: Timestamp,
+      wake_id: z.string().nullable(),
+      /** The error's retry status: `terminal` was never retried (a 401), `exhausted` was, until the run gave up; null in an older session.json. */
+      retry: z.enum(['retrying', 'exhausted', 'terminal']).nullable().default(null),
+    })
     .nullable()
     .default(null),
   /** session.errors written by the run in progress (or the last run). */
@@ -178,6 +186,8 @@ export const SessionSnapshot = z.object({
   context_warned: z.array(z.number()).default([]),
   /** Held by a user.pause (docs/context.md): no run starts until a user.resume; null otherwise. */
   paused: PauseState.nullable().default(null),
+  /** When the session was archived (session.updated {archived: true}); null when it is in use. An archived session is never woken. */
+  archived_at: z.string().nullable().default(null),
 
   journals: z.object({ events: JournalCursor, wake_queue: JournalCursor }),
   /**

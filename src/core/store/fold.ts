@@ -68,6 +68,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     pending_outcomes: [],
     outcome_evaluations: [],
     paused: null,
+    archived_at: null,
     counts: { pending_events: 0, pending_wakes: 0, requires_action: 0, unreported_errors: 0 },
   };
 }
@@ -292,6 +293,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
     case 'session.updated':
       if (e.title !== undefined) s.title = e.title ?? null;
       if (e.overrides) s.overrides = { ...s.overrides, ...e.overrides, env: { ...s.overrides.env, ...e.overrides.env } };
+      if (e.archived !== undefined) s.archived_at = e.archived ? (s.archived_at ?? e.created_at) : null;
       break;
     case 'session.status_running': {
       // Every inbox move before this point finished (a drain unlinks its files before the run opens).
@@ -347,7 +349,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       else if (e.error.code === INBOX_REPORT_CODE && e.wake_id !== s.running_wake_id) {
         // a refused inbox file, reported before any run: information, not the state of a run
       } else {
-        s.last_error = { type: e.error.type, code: e.error.code ?? null, message: e.error.message, at: e.created_at, wake_id: e.wake_id ?? null };
+        s.last_error = { type: e.error.type, code: e.error.code ?? null, message: e.error.message, at: e.created_at, wake_id: e.wake_id ?? null, retry: e.error.retry_status?.type ?? null };
         s.run_errors += 1;
       }
       break;
