@@ -209,3 +209,48 @@ test('the file tools refuse LEARNINGS.md however its path is spelled: absolute, 
   assert.ok(!isFailure(ok));
   assert.deepEqual(recorded, ['notes.md']);
 });
+
+/** Every run of 16 characters of `secret` found in `text`, at most a few (for the message). */
+const pieces = (text: string, secret: string) => Array.from({ length: secret.length - 15 }, (_, i) => secret.slice(i, i + 16)).filter((p) => text.includes(p)).slice(0, 3);
+
+test('a secret copied into memory/ by bash is versioned redacted, content and name; an unchanged file is not versioned again; restore writes the redacted text', async (t) => {
+  const { v, clock } = setup(t);
+  const TOKEN = 'tok_4bQ9zX2mLr8Wd5Kp1Hs7Vn3Jc6Ty0Fg9Ae2Ub';
+  const redactor = new Redactor({ MY_TOKEN: TOKEN });
+  fs.writeFileSync(path.join(v.dir, 'tok.md'), `${TOKEN}\n`);
+  fs.writeFileSync(path.join(v.dir, 'frag.md'), `starts with ${TOKEN.slice(0, 30)}\n`);
+  fs.writeFileSync(path.join(v.dir, `${TOKEN}.md`), 'named after it\n');
+  fs.writeFileSync(path.join(v.dir, 'plain.md'), 'nothing secret\n');
+  const st = newScanState(v, {}, redactor);
+  const lines = await scanAndRecord(v, st, who, clock);
+  assert.deepEqual(
+    lines.map((l) => [l.path, readContent(v, l.sha256!)?.toString()]).sort(),
+    [
+      ['[REDACTED:MY_TOKEN].md', 'named after it\n'],
+      ['frag.md', 'starts with [REDACTED:MY_TOKEN]\n'],
+      ['plain.md', 'nothing secret\n'],
+      ['tok.md', '[REDACTED:MY_TOKEN]\n'],
+    ],
+  );
+  const stored = fs.readdirSync(v.store, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => fs.readFileSync(path.join(d.parentPath, d.name), 'latin1'));
+  assert.deepEqual(pieces(stored.join('\n') + fs.readFileSync(v.log, 'latin1'), TOKEN), [], 'neither the store nor the log holds a piece of it');
+  // The file keeps what the agent wrote; the versions compare what they keep, so nothing is versioned again.
+  assert.equal(fs.readFileSync(path.join(v.dir, 'tok.md'), 'utf8'), `${TOKEN}\n`);
+  assert.deepEqual(await scanAndRecord(v, st, who, clock), []);
+  assert.deepEqual(await scanAndRecord(v, newScanState(v, {}, redactor), who, clock), [], 'nor by the next run');
+  // Restore writes back what the store holds: the redacted text.
+  const tok = lines.find((l) => l.path === 'tok.md')!;
+  await restoreVersion(v, 'tok.md', tok.sha256!, clock, redactor);
+  assert.equal(fs.readFileSync(path.join(v.dir, 'tok.md'), 'utf8'), '[REDACTED:MY_TOKEN]\n');
+});
+
+test('restore of a version stored raw (before versions were redacted) writes it redacted', async (t) => {
+  const { v, clock } = setup(t);
+  const TOKEN = 'tok_4bQ9zX2mLr8Wd5Kp1Hs7Vn3Jc6Ty0Fg9Ae2Ub';
+  fs.writeFileSync(path.join(v.dir, 'old.md'), `key ${TOKEN}\n`);
+  const [old] = await scanAndRecord(v, newScanState(v), who, clock);
+  assert.equal(readContent(v, old!.sha256!)?.toString(), `key ${TOKEN}\n`, 'stored as it was, with no Redactor');
+  const r = await restoreVersion(v, 'old.md', old!.sha256!, clock, new Redactor({ MY_TOKEN: TOKEN }));
+  assert.equal(fs.readFileSync(path.join(v.dir, 'old.md'), 'utf8'), 'key [REDACTED:MY_TOKEN]\n');
+  assert.equal(readContent(v, r.sha256!)?.toString(), 'key [REDACTED:MY_TOKEN]\n');
+});
