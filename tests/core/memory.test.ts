@@ -21,6 +21,7 @@ import { DEFAULT_MEMORY_SETTINGS, MEMORY_DOCUMENT_MAX_BYTES, MemorySettings } fr
 import { appendLearning } from '../../src/core/learnings.js';
 import { renderLearningsFile } from '../../src/core/learnings-file.js';
 import { recordingSandbox } from '../../src/core/memory/recording-sandbox.js';
+import { cliInProcess } from '../helpers/cli.js';
 
 const who = { session_id: 'sess', wake_id: 'wrun_1' };
 const signal = new AbortController().signal;
@@ -244,13 +245,25 @@ test('a secret copied into memory/ by bash is versioned redacted, content and na
   assert.equal(fs.readFileSync(path.join(v.dir, 'tok.md'), 'utf8'), '[REDACTED:MY_TOKEN]\n');
 });
 
-test('restore of a version stored raw (before versions were redacted) writes it redacted', async (t) => {
-  const { v, clock } = setup(t);
+test('a version stored raw (before versions were redacted): openboa memory show prints it redacted with a secret of any environment, as the CLI has it; restore writes it redacted', async (t) => {
+  const { h, v, clock } = setup(t);
   const TOKEN = 'tok_4bQ9zX2mLr8Wd5Kp1Hs7Vn3Jc6Ty0Fg9Ae2Ub';
+  h.write('agents/a/agent.yaml', 'provider: anthropic\nenvironment: local\n');
+  // Not the agent's default environment: a session of it may still have been created there.
+  h.write('environments/deploy.yaml', 'env:\n  MY_TOKEN: { secret: { env: OPENBOA_TEST_OLD_TOKEN } }\n');
   fs.writeFileSync(path.join(v.dir, 'old.md'), `key ${TOKEN}\n`);
   const [old] = await scanAndRecord(v, newScanState(v), who, clock);
   assert.equal(readContent(v, old!.sha256!)?.toString(), `key ${TOKEN}\n`, 'stored as it was, with no Redactor');
-  const r = await restoreVersion(v, 'old.md', old!.sha256!, clock, new Redactor({ MY_TOKEN: TOKEN }));
+  const env = { OPENBOA_TEST_OLD_TOKEN: TOKEN };
+  for (const args of [['memory', 'a', 'show', 'old.md'], ['memory', 'a', 'show', 'old.md', '--json']]) {
+    const r = await cliInProcess(args, { home: h.root, env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(pieces(r.stdout, TOKEN), [], args.join(' '));
+    assert.match(r.stdout, /key \[REDACTED:MY_TOKEN\]/);
+  }
+  const restored = await cliInProcess(['memory', 'a', 'restore', 'old.md', old!.sha256!], { home: h.root, env });
+  assert.equal(restored.code, 0, restored.stderr);
   assert.equal(fs.readFileSync(path.join(v.dir, 'old.md'), 'utf8'), 'key [REDACTED:MY_TOKEN]\n');
-  assert.equal(readContent(v, r.sha256!)?.toString(), 'key [REDACTED:MY_TOKEN]\n');
+  const last = readVersions(v).lines.at(-1)!.line;
+  assert.equal(readContent(v, last.sha256!)?.toString(), 'key [REDACTED:MY_TOKEN]\n');
 });
