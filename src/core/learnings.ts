@@ -117,9 +117,9 @@ export function learningText(text: string, redactor: Redactor): string {
 const slug = (t: string) => t.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '');
 
 /**
- * Tags as stored: redacted, made a slug, redacted again (lower-casing and
- * replacing characters can turn a tag into a piece of a secret: `9F3A…` of
- * the secret `9f3a…`), made a slug again, bounded (LEARNING_TAG), unique.
+ * Tags as stored: redacted, made a slug, redacted again (replacing
+ * characters can turn a tag into a piece of a secret: `sk proj 9f3a…` into
+ * `sk-proj-9f3a…`), made a slug again, bounded (LEARNING_TAG), unique.
  */
 export function learningTags(tags: readonly string[] | undefined, redactor: Redactor): string[] {
   const out = new Set<string>();

@@ -10,10 +10,12 @@
  *   suffix or a piece of the middle), each maximal run replaced by one mark;
  * - a shorter secret: its exact value only (a piece of it would match
  *   ordinary text).
- * Matching is case-sensitive and literal: a value changed on the way (case,
- * encoding, reversed, cut into pieces shorter than FRAGMENT_MIN) is not
- * recognised. Runs of two secrets that overlap become one mark (the longer
- * run's).
+ * Runs are matched whatever the case of their ASCII letters (a hex token
+ * upper-cased, as `${TOKEN^^}` prints it or a search index lower-cases it,
+ * is the token); a whole short secret is matched exactly. Anything else
+ * changed on the way (encoded, reversed, cut into pieces shorter than
+ * FRAGMENT_MIN) is not recognised. Runs of two secrets that overlap become
+ * one mark (the longer run's).
  *
  * Cost: one pass over the text, O(text length) for any number of secrets.
  * Every secret's WINDOW-character pieces, at every offset, are indexed by
@@ -46,6 +48,8 @@ const FILTER_MASK = (1 << (FILTER_BITS - 5)) - 1;
 
 interface Secret {
   value: string;
+  /** value with ASCII upper case made lower (what pieces are matched against). */
+  lower: string;
   mark: string;
 }
 
@@ -56,6 +60,12 @@ interface Run {
   secret: number;
 }
 
+/** ASCII with upper case made lower (a table: the scan's hot loop then has one predictable branch per character). */
+const ASCII_LOWER = Uint8Array.from({ length: 128 }, (_, c) => (c >= 65 && c <= 90 ? c | 32 : c));
+/** A UTF-16 unit with ASCII upper case made lower: pieces of a secret are matched whatever their ASCII letters' case. */
+const fold = (c: number) => (c < 128 ? ASCII_LOWER[c]! : c);
+const folded = (s: string) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+
 /**
  * The hash of a piece, text[at, at+WINDOW), from its first KEY_CHARS UTF-16
  * units (FNV-1a): equal pieces hash alike; a hit is checked in full. Reading
@@ -64,7 +74,7 @@ interface Run {
  */
 function pieceHash(s: string, at: number): number {
   let h = 0x811c9dc5;
-  for (let i = at; i < at + KEY_CHARS; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  for (let i = at; i < at + KEY_CHARS; i++) h = Math.imul(h ^ fold(s.charCodeAt(i)), 0x01000193);
   return h;
 }
 
@@ -84,20 +94,20 @@ export class Redactor {
   constructor(secrets: Record<string, string> = {}) {
     this.secrets = Object.entries(secrets)
       .filter(([, v]) => v.length > 0)
-      .map(([name, v]) => ({ value: v, mark: `[REDACTED:${name}]` }))
+      .map(([name, v]) => ({ value: v, lower: folded(v), mark: `[REDACTED:${name}]` }))
       .sort((a, b) => b.value.length - a.value.length);
-    this.secrets.forEach(({ value }, i) => {
+    this.secrets.forEach(({ value, lower }, i) => {
       if (value.length < FRAGMENT_MIN) {
         this.whole.push(i);
         return;
       }
       const seen = new Map<string, number>();
-      for (let o = 0; o + WINDOW <= value.length; o++) {
-        const piece = value.slice(o, o + WINDOW);
+      for (let o = 0; o + WINDOW <= lower.length; o++) {
+        const piece = lower.slice(o, o + WINDOW);
         const n = seen.get(piece) ?? 0;
         if (n >= REPEATS_MAX) continue;
         seen.set(piece, n + 1);
-        const h = pieceHash(value, o);
+        const h = pieceHash(lower, o);
         const w = (h >>> 5) & FILTER_MASK;
         this.filter[w] = this.filter[w]! | (1 << (h & 31));
         const at = this.pieces.get(h);
@@ -144,12 +154,14 @@ export class Redactor {
       for (let k = 0; k < at.length; k += 2) {
         const i = at[k]!;
         const o = at[k + 1]!;
-        const value = this.secrets[i]!.value;
-        if (!s.startsWith(value.slice(o, o + WINDOW), p)) continue; // a hash collision
+        const value = this.secrets[i]!.lower;
+        let same = 0;
+        while (same < WINDOW && fold(s.charCodeAt(p + same)) === value.charCodeAt(o + same)) same++;
+        if (same < WINDOW) continue; // a hash collision
         let back = 0;
-        while (back < o && back < p && s.charCodeAt(p - back - 1) === value.charCodeAt(o - back - 1)) back++;
+        while (back < o && back < p && fold(s.charCodeAt(p - back - 1)) === value.charCodeAt(o - back - 1)) back++;
         let fwd = WINDOW;
-        while (o + fwd < value.length && p + fwd < s.length && s.charCodeAt(p + fwd) === value.charCodeAt(o + fwd)) fwd++;
+        while (o + fwd < value.length && p + fwd < s.length && fold(s.charCodeAt(p + fwd)) === value.charCodeAt(o + fwd)) fwd++;
         // The longest run; of equal ones the leftmost (a secret that repeats itself then leaves no raw head).
         const len = back + fwd;
         if (len >= FRAGMENT_MIN && (!best || len > best.end - best.start || (len === best.end - best.start && p - back < best.start))) best = { start: p - back, end: p + fwd, secret: i };

@@ -29,6 +29,15 @@ test('a prefix, a suffix and a middle piece of 16 or more characters are redacte
   }
 });
 
+test('a run is matched whatever the case of its ASCII letters: an upper-cased hex token, a lower-cased mixed one', () => {
+  const hex = '9f3a6c0d2e7b41a8c5f09d3e6b2a7c4f1e8d0b5a';
+  const r = new Redactor({ HEX: hex, TOKEN });
+  assert.equal(r.text(`x ${hex.slice(4, 34).toUpperCase()} y`), 'x [REDACTED:HEX] y');
+  assert.equal(r.text(`x ${TOKEN.toLowerCase()} y ${TOKEN.slice(0, 20).toUpperCase()}`), 'x [REDACTED:TOKEN] y [REDACTED:TOKEN]');
+  const pin = new Redactor({ PIN: 'Hunter2Pass' });
+  assert.equal(pin.text('hunter2pass Hunter2Pass'), 'hunter2pass [REDACTED:PIN]', 'a short secret: exactly');
+});
+
 test('a secret shorter than FRAGMENT_MIN is matched whole only; an empty one is ignored', () => {
   const r = new Redactor({ PIN: 'hunter2pass', EMPTY: '' });
   assert.deepEqual(r.names, ['PIN']);
