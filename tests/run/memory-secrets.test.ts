@@ -89,3 +89,15 @@ test('a secret copied into /memory by bash and by write, named in a file and a l
   const shown = await cli(['memory', 'test', 'show', 'tok.md'], { home: b.h.root, env: { OPENBOA_TEST_MEMORY_SECRET: SECRET } });
   assert.equal(shown.stdout, '[REDACTED:MY_TOKEN]\n');
 });
+
+test('a learning written by hand (or by an older release) with a secret in it reaches the system prompt redacted', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'ok' }], env: { OPENBOA_TEST_MEMORY_SECRET: SECRET } });
+  b.h.write('environments/secret.yaml', 'env:\n  MY_TOKEN: { secret: { env: OPENBOA_TEST_MEMORY_SECRET } }\n');
+  b.h.write('agents/test/agent.yaml', YAML.stringify({ provider: 'anthropic', model: 'fake-model', system: 'You are a test agent.', environment: 'local' }));
+  b.h.write('agents/test/learnings.jsonl', `${JSON.stringify({ id: `lrn_${'c'.repeat(32)}`, kind: 'lesson', text: `deploy with ${SECRET.slice(0, 30)}`, tags: [], session_id: 's', event_id: 'e', wake_id: null, at: '2026-01-01T00:00:00.000Z' })}\n`);
+  // A session in an environment without the secret: the run still knows it (another environment's).
+  await b.wake(b.session('go'));
+  const system = b.fake.requests[0]!.body.system!;
+  assert.match(system, /deploy with \[REDACTED:MY_TOKEN\]/);
+  assert.deepEqual(pieces(system), []);
+});
