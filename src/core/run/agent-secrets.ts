@@ -4,7 +4,7 @@
  * the logs of its other sessions outlive the session that wrote them and are
  * read back by its other sessions, which may run in another environment, and
  * by people later. So a run redacts with every secret any session of its
- * agent can resolve, not only its own, and so does `openboa memory` and
+ * agent can resolve, not only its own, and so do `openboa memory` and
  * `openboa learnings`:
  *
  * - each environment of the home (environments/<id>.yaml: a session may be
