@@ -14,6 +14,10 @@
  *  4. search   agent-scoped searches over agents whose lines share words:
  *              every hit, snippet and title is the hit's own agent's and
  *              event's (bench/chaos/search-scope.ts)
+ *  5. secrets  an agent copies a secret, whole and in pieces, into /memory,
+ *              file names and a learning; another session reads them back;
+ *              the home, the model's requests and the CLI's output must hold
+ *              no 16 characters of it
  *
  * It prints one JSON object per part, then a short summary, and exits 1 if
  * any invariant is violated (every figure under `invariants` must be 0).
@@ -28,9 +32,10 @@ import { soak } from './chaos/soak.js';
 import { writers } from './chaos/writers.js';
 import { symlinkRace } from './chaos/symlink.js';
 import { searchScope } from './chaos/search-scope.js';
+import { secretsPart } from './chaos/secrets.js';
 
 const o = options({
-  parts: 'soak,writers,symlink,search',
+  parts: 'soak,writers,search,secrets,symlink',
   seed: 1,
   // part 1
   sessions: 30,
@@ -70,7 +75,7 @@ if (!fs.existsSync(CLI)) {
 }
 
 const parts = String(o.parts).split(',').map((p) => p.trim()).filter(Boolean);
-const known = ['soak', 'writers', 'search', 'symlink'];
+const known = ['soak', 'writers', 'search', 'secrets', 'symlink'];
 for (const p of parts) {
   if (!known.includes(p)) {
     console.error(`unknown part "${p}"; known: ${known.join(', ')}`);
@@ -85,7 +90,7 @@ const results: Array<{ part: string; invariants: Record<string, number>; [k: str
 const t0 = Date.now();
 const keep = o.keep === 1;
 
-// Part 3 runs last: it races the file tools, which another change may be rewriting.
+// The symlink part runs last: it races the file tools, which another change may be rewriting.
 try {
   for (const p of known.filter((k) => parts.includes(k))) {
     let r;
@@ -122,8 +127,10 @@ try {
       });
     } else if (p === 'search') {
       r = await searchScope({ seed: o.seed, agents: o['search-agents'], sessions: o['search-sessions'], queries: o['search-queries'], keep });
-    } else {
+    } else if (p === 'symlink') {
       r = await symlinkRace({ seed: o.seed, ops: o['symlink-ops'], opsPerReply: o['symlink-ops-per-reply'], settleTimeoutS: o['settle-timeout-s'], keep });
+    } else {
+      r = await secretsPart({ settleTimeoutS: o['settle-timeout-s'], keep });
     }
     results.push(r);
     console.log(JSON.stringify({ ...r, machine }, null, 2));

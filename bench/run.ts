@@ -14,6 +14,7 @@ import { benchCliStart } from './cli-start.js';
 import { benchCompactedWake } from './compacted-wake.js';
 import { benchDelegation } from './delegation.js';
 import { benchSearch } from './search.js';
+import { benchRedact } from './redact.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -26,6 +27,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'compacted-wake': () => benchCompactedWake(),
   delegation: () => benchDelegation(),
   search: () => benchSearch(),
+  redact: () => benchRedact(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -4,27 +4,13 @@
  * expected) instead of stopping the listing. For `openboa agents` and
  * `openboa doctor`.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { listAgents, loadAgent, loadEnvironment } from '../core/definitions.js';
+import { listAgents, listEnvironments, loadAgent, loadEnvironment } from '../core/definitions.js';
 import type { Home } from '../core/home.js';
 import type { AgentDefinition, EnvironmentDefinition } from '../core/schema/index.js';
 
 export type AgentEntry = { id: string; def: AgentDefinition; error?: undefined } | { id: string; def?: undefined; error: string };
 export type EnvironmentEntry = { id: string; def: EnvironmentDefinition; error?: undefined } | { id: string; def?: undefined; error: string };
-
-/** Ids of environments/<id>.yaml, sorted; [] when there is no environments/ folder. */
-export function listEnvironments(home: Home): string[] {
-  try {
-    return fs
-      .readdirSync(home.environmentsDir, { withFileTypes: true })
-      .filter((d) => !d.isDirectory() && d.name.endsWith('.yaml'))
-      .map((d) => path.basename(d.name, '.yaml'))
-      .sort();
-  } catch {
-    return [];
-  }
-}
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 

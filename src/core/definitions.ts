@@ -139,3 +139,16 @@ export function listAgents(home: Home): string[] {
     return [];
   }
 }
+
+/** Ids of environments/<id>.yaml, sorted; [] when there is no environments/ folder. */
+export function listEnvironments(home: Home): string[] {
+  try {
+    return fs
+      .readdirSync(home.environmentsDir, { withFileTypes: true })
+      .filter((d) => !d.isDirectory() && d.name.endsWith('.yaml'))
+      .map((d) => path.basename(d.name, '.yaml'))
+      .sort();
+  } catch {
+    return [];
+  }
+}

@@ -113,11 +113,18 @@ export function learningText(text: string, redactor: Redactor): string {
   return t.length <= LEARNING_TEXT_MAX ? t : `${cutHead(t, LEARNING_TEXT_MAX)} [cut]`;
 }
 
-/** Tags as stored: redacted, then lower-case letters, digits, `.`, `_` and `-` only (LEARNING_TAG), unique, bounded. */
+/** A tag's characters: lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit (the same when applied twice). */
+const slug = (t: string) => t.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '');
+
+/**
+ * Tags as stored: redacted, made a slug, redacted again (replacing
+ * characters can turn a tag into a piece of a secret: `sk proj 9f3a…` into
+ * `sk-proj-9f3a…`), made a slug again, bounded (LEARNING_TAG), unique.
+ */
 export function learningTags(tags: readonly string[] | undefined, redactor: Redactor): string[] {
   const out = new Set<string>();
   for (const t of tags ?? []) {
-    const v = cutHead(redactor.text(oneLine(t)).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, ''), LEARNING_TAG_MAX).replace(/-+$/, '');
+    const v = cutHead(slug(redactor.text(slug(redactor.text(oneLine(t))))), LEARNING_TAG_MAX).replace(/-+$/, '');
     if (LEARNING_TAG.test(v)) out.add(v);
   }
   return [...out].slice(0, LEARNING_TAGS_MAX);

@@ -130,3 +130,23 @@ test('terminal output: the bidi marks are made visible; --json escapes C1 and bi
   assert.doesNotMatch(out.stdout, /[\u007f-\u009f\u202e]/);
   assert.equal(JSON.parse(out.stdout).learnings[0].text, 'x\u009b2Jy\u202ez', 'the JSON still says what the file says');
 });
+
+test('a tag or a text holding 30 of a 40-character secret\'s characters is stored redacted, also one that the tag\'s characters make into a piece of it', (t) => {
+  const h = tempHome(t, { bundled: false });
+  h.write('agents/a/agent.yaml', 'provider: anthropic\n');
+  const TOKEN = 'sk-proj-9f3a6c0d2e7b41a8c5f09d3e6b2a7c4f';
+  assert.equal(TOKEN.length, 40);
+  // The learn tool passes the run's Redactor, built from the session's secrets, to appendLearning.
+  const redactor = new Redactor({ API_TOKEN: TOKEN });
+  const entry = appendLearning(
+    h.home,
+    'a',
+    { kind: 'lesson', source: 'agent', sessionId: 's', eventId: 'e', wakeId: null, text: `the key starts ${TOKEN.slice(0, 30)}`, tags: [TOKEN.slice(0, 30), 'SK PROJ 9F3A6C0D2E7B41A8C5F0', 'sk proj 9f3a6c0d2e', TOKEN.slice(10)] },
+    { clock: new ManualClock(), redactor },
+  );
+  const raw = fs.readFileSync(learningsPaths(h.home, 'a').journal, 'utf8');
+  for (let at = 0; at + 16 <= TOKEN.length; at++) assert.ok(!raw.includes(TOKEN.slice(at, at + 16)), `no 16 characters of the secret from ${at}: ${raw}`);
+  // The upper-cased piece is caught as it is; 'sk proj 9f3a6c0d2e' becomes a piece only as a tag (spaces made '-').
+  assert.deepEqual(entry.tags, ['redacted-api_token', 'sk-proj-redacted-api_token']);
+  assert.equal(entry.text, 'the key starts [REDACTED:API_TOKEN]');
+});

@@ -21,6 +21,7 @@ import { DEFAULT_MEMORY_SETTINGS, MEMORY_DOCUMENT_MAX_BYTES, MemorySettings } fr
 import { appendLearning } from '../../src/core/learnings.js';
 import { renderLearningsFile } from '../../src/core/learnings-file.js';
 import { recordingSandbox } from '../../src/core/memory/recording-sandbox.js';
+import { cliInProcess } from '../helpers/cli.js';
 
 const who = { session_id: 'sess', wake_id: 'wrun_1' };
 const signal = new AbortController().signal;
@@ -208,4 +209,61 @@ test('the file tools refuse LEARNINGS.md however its path is spelled: absolute, 
   const ok = await sb.write('../memory/notes.md', 'fine', { signal });
   assert.ok(!isFailure(ok));
   assert.deepEqual(recorded, ['notes.md']);
+});
+
+/** Every run of 16 characters of `secret` found in `text`, at most a few (for the message). */
+const pieces = (text: string, secret: string) => Array.from({ length: secret.length - 15 }, (_, i) => secret.slice(i, i + 16)).filter((p) => text.includes(p)).slice(0, 3);
+
+test('a secret copied into memory/ by bash is versioned redacted, content and name; an unchanged file is not versioned again; restore writes the redacted text', async (t) => {
+  const { v, clock } = setup(t);
+  const TOKEN = 'tok_4bQ9zX2mLr8Wd5Kp1Hs7Vn3Jc6Ty0Fg9Ae2Ub';
+  const redactor = new Redactor({ MY_TOKEN: TOKEN });
+  fs.writeFileSync(path.join(v.dir, 'tok.md'), `${TOKEN}\n`);
+  fs.writeFileSync(path.join(v.dir, 'frag.md'), `starts with ${TOKEN.slice(0, 30)}\n`);
+  fs.writeFileSync(path.join(v.dir, `${TOKEN}.md`), 'named after it\n');
+  fs.writeFileSync(path.join(v.dir, 'plain.md'), 'nothing secret\n');
+  const st = newScanState(v, {}, redactor);
+  const lines = await scanAndRecord(v, st, who, clock);
+  assert.deepEqual(
+    lines.map((l) => [l.path, readContent(v, l.sha256!)?.toString()]).sort(),
+    [
+      ['[REDACTED:MY_TOKEN].md', 'named after it\n'],
+      ['frag.md', 'starts with [REDACTED:MY_TOKEN]\n'],
+      ['plain.md', 'nothing secret\n'],
+      ['tok.md', '[REDACTED:MY_TOKEN]\n'],
+    ],
+  );
+  const stored = fs.readdirSync(v.store, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => fs.readFileSync(path.join(d.parentPath, d.name), 'latin1'));
+  assert.deepEqual(pieces(stored.join('\n') + fs.readFileSync(v.log, 'latin1'), TOKEN), [], 'neither the store nor the log holds a piece of it');
+  // The file keeps what the agent wrote; the versions compare what they keep, so nothing is versioned again.
+  assert.equal(fs.readFileSync(path.join(v.dir, 'tok.md'), 'utf8'), `${TOKEN}\n`);
+  assert.deepEqual(await scanAndRecord(v, st, who, clock), []);
+  assert.deepEqual(await scanAndRecord(v, newScanState(v, {}, redactor), who, clock), [], 'nor by the next run');
+  // Restore writes back what the store holds: the redacted text.
+  const tok = lines.find((l) => l.path === 'tok.md')!;
+  await restoreVersion(v, 'tok.md', tok.sha256!, clock, redactor);
+  assert.equal(fs.readFileSync(path.join(v.dir, 'tok.md'), 'utf8'), '[REDACTED:MY_TOKEN]\n');
+});
+
+test('a version stored raw (before versions were redacted): openboa memory show prints it redacted with a secret of any environment, as the CLI has it; restore writes it redacted', async (t) => {
+  const { h, v, clock } = setup(t);
+  const TOKEN = 'tok_4bQ9zX2mLr8Wd5Kp1Hs7Vn3Jc6Ty0Fg9Ae2Ub';
+  h.write('agents/a/agent.yaml', 'provider: anthropic\nenvironment: local\n');
+  // Not the agent's default environment: a session of it may still have been created there.
+  h.write('environments/deploy.yaml', 'env:\n  MY_TOKEN: { secret: { env: OPENBOA_TEST_OLD_TOKEN } }\n');
+  fs.writeFileSync(path.join(v.dir, 'old.md'), `key ${TOKEN}\n`);
+  const [old] = await scanAndRecord(v, newScanState(v), who, clock);
+  assert.equal(readContent(v, old!.sha256!)?.toString(), `key ${TOKEN}\n`, 'stored as it was, with no Redactor');
+  const env = { OPENBOA_TEST_OLD_TOKEN: TOKEN };
+  for (const args of [['memory', 'a', 'show', 'old.md'], ['memory', 'a', 'show', 'old.md', '--json']]) {
+    const r = await cliInProcess(args, { home: h.root, env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(pieces(r.stdout, TOKEN), [], args.join(' '));
+    assert.match(r.stdout, /key \[REDACTED:MY_TOKEN\]/);
+  }
+  const restored = await cliInProcess(['memory', 'a', 'restore', 'old.md', old!.sha256!], { home: h.root, env });
+  assert.equal(restored.code, 0, restored.stderr);
+  assert.equal(fs.readFileSync(path.join(v.dir, 'old.md'), 'utf8'), 'key [REDACTED:MY_TOKEN]\n');
+  const last = readVersions(v).lines.at(-1)!.line;
+  assert.equal(readContent(v, last.sha256!)?.toString(), 'key [REDACTED:MY_TOKEN]\n');
 });

@@ -3,6 +3,7 @@ import { learningsPaths, mergeLearnings, readLearnings, retireLearning } from '.
 import { renderLearningsFile } from '../../core/learnings-file.js';
 import { notFound } from '../../core/errors.js';
 import type { CliContext, CommandInput } from '../command.js';
+import { redactForAgent } from '../session-redactor.js';
 
 export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {
   const agent = args.agent!;
@@ -10,6 +11,8 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
   if (!fs.existsSync(ctx.home.agentFile(agent))) {
     throw notFound(`agent ${agent} not found (no ${ctx.home.agentFile(agent)}; openboa agents lists them)`);
   }
+  // The journal is redacted as it is written; this also covers lines written before a secret was known, or by hand.
+  redactForAgent(ctx, agent);
   if (typeof flags.retire === 'string') {
     const r = retireLearning(ctx.home, agent, flags.retire, ctx.deps.clock);
     renderLearningsFile(ctx.home, agent);

@@ -4,6 +4,7 @@ import { relPath, restoreVersion } from '../../core/memory/memory-dir.js';
 import { LatestVersions, memoryVersioned, readContent, readVersions } from '../../core/memory/version-store.js';
 import type { VersionLine } from '../../core/schema/index.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
+import { redactForAgent } from '../session-redactor.js';
 
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');
 
@@ -20,6 +21,8 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
   const agent = args.agent!;
   if (!fs.existsSync(ctx.home.agentFile(agent))) throw notFound(`agent ${agent} not found (no ${ctx.home.agentFile(agent)}; openboa agents lists them)`);
   const v = memoryVersioned(ctx.home, agent);
+  // Contents, paths and messages: a secret of any session of the agent (a version stored before versions were redacted may hold one).
+  const redactor = redactForAgent(ctx, agent);
   const action = args.action ?? 'list';
   const pathArg = (what: string) => {
     if (!args.path) throw new UsageError(`openboa memory ${agent} ${what} needs a path (e.g. MEMORY.md)`);
@@ -61,7 +64,7 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
     const rel = pathArg('restore');
     if (!args.sha) throw new UsageError(`openboa memory ${agent} restore ${rel} needs the sha256 of the version to restore`);
     const at = versionAt(lines, rel, args.sha);
-    const line = await restoreVersion(v, rel, at.sha256!, ctx.deps.clock);
+    const line = await restoreVersion(v, rel, at.sha256!, ctx.deps.clock, redactor);
     if (ctx.json) return ctx.out.data({ agent_id: agent, restored: line });
     return ctx.out.line(`restored ${rel} to ${short(line.sha256)} (from ${at.at}); logged as a restore`);
   }

@@ -1,8 +1,7 @@
-import { listAgents } from '../../core/definitions.js';
+import { listAgents, listEnvironments } from '../../core/definitions.js';
 import { OpenboaError, notFound } from '../../core/errors.js';
 import { createSession } from '../../core/create-session.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
-import { listEnvironments } from '../definitions-list.js';
 
 /**
  * A missing agent or environment is not_found (exit 3, as for a session id

@@ -27,6 +27,7 @@ import { READ_FLAGS } from '../sandbox/beneath.js';
 import { replaceBeneath, TEMP_NAME } from '../sandbox/atomic-replace.js';
 import type { MountSpec } from '../sandbox/isolation.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
+import { Redactor } from '../redact.js';
 import { RACY_MS, scanTree, type ScannedFile } from './tree-scan.js';
 import { dirMemo, type DirMemo } from './dir-memo.js';
 import { appendVersion, appendVersions, memoryVersioned, readContent, removeStaleStoreTemps, storeContent, storeContents, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
@@ -161,11 +162,13 @@ export interface Who {
  * identity did not change is not read again within the run), the
  * directory's memo (dir-memo.ts: the log's latest lines, shared with every
  * run of this process), the bytes this run's scans stored, which
- * scan_incomplete reasons it logged (each once per run), and whether it
- * looked for stale temps.
+ * scan_incomplete reasons it logged (each once per run), whether it
+ * looked for stale temps, and the run's Redactor.
  */
 export interface ScanState {
   cache: Map<string, ScannedFile>;
+  /** Every path and content is versioned as this redacts it (the run's: the secrets of every session of the agent). */
+  redactor: Redactor;
   memo: DirMemo;
   limits: ScanLimits;
   storedBytes: number;
@@ -189,8 +192,8 @@ function dueForTidy(state: ScanState, now: number): boolean {
   return true;
 }
 
-export function newScanState(v: VersionedDir, limits: Partial<ScanLimits> = {}): ScanState {
-  return { cache: new Map(), memo: dirMemo(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
+export function newScanState(v: VersionedDir, limits: Partial<ScanLimits> = {}, redactor: Redactor = Redactor.none): ScanState {
+  return { cache: new Map(), redactor, memo: dirMemo(v), limits: { ...MEMORY_SCAN_LIMITS, ...limits }, storedBytes: 0, noted: new Set(), tidied: false };
 }
 
 /**
@@ -260,7 +263,8 @@ export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who,
     if (dueForTidy(state, clock.now())) await removeStaleTemps(v, clock.now(), lim.tempStaleMs);
     const latest = state.memo.latest.refresh();
     const wanted = (rel: string, sha: string) => latest.present(rel)?.sha256 !== sha;
-    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, wanted, signal, racyMs: lim.racyMs });
+    const red = state.redactor;
+    const scan = await scanTree(v.dir, { maxEntries: MEMORY_SCAN_MAX_ENTRIES, maxFileBytes: MEMORY_DOCUMENT_MAX_BYTES, maxTotalBytes: MEMORY_SCAN_MAX_BYTES, exclude: notVersioned, cache: state.cache, wanted, signal, racyMs: lim.racyMs, ...(red.active ? { name: (rel: string) => red.text(rel), content: (data: Buffer) => red.bytes(data) } : {}) });
     const at = iso(clock.now());
     const line = (rel: string, op: VersionOp, sha256: string | null, bytes: number | null, message?: string): VersionLine => ({ path: rel, sha256, op, bytes, session_id: who.session_id, wake_id: who.wake_id, at, ...(message !== undefined ? { message } : {}) });
     const lines: VersionLine[] = [];
@@ -332,12 +336,17 @@ export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who,
 
 /**
  * Records content known to be written to `rel` (the file tools' write and
- * edit, promote, restore): stored, and a line appended, unconditionally —
- * two writes of one file are two versions even when a scan saw neither.
+ * edit, restore): stored, and a line appended, unconditionally — two writes
+ * of one file are two versions even when a scan saw neither. The path and
+ * content are recorded as `redactor` redacts them (a run passes its own, as
+ * its scans use).
  */
-export async function recordContent(v: VersionedDir, rel: string, data: Buffer, op: VersionOp, who: Who, clock: Clock, message?: string): Promise<VersionLine> {
+export async function recordContent(v: VersionedDir, rel: string, data: Buffer, op: VersionOp, who: Who, clock: Clock, o: { message?: string; redactor?: Redactor } = {}): Promise<VersionLine> {
+  const red = o.redactor ?? Redactor.none;
+  const kept = red.bytes(data);
+  const message = o.message;
   return withLogLock(v, () => {
-    const line: VersionLine = { path: rel, sha256: storeContent(v, data), op, bytes: data.length, session_id: who.session_id, wake_id: who.wake_id, at: iso(clock.now()), ...(message !== undefined ? { message } : {}) };
+    const line: VersionLine = { path: red.text(rel), sha256: storeContent(v, kept), op, bytes: kept.length, session_id: who.session_id, wake_id: who.wake_id, at: iso(clock.now()), ...(message !== undefined ? { message } : {}) };
     appendVersion(v, line);
     return line;
   });
@@ -353,11 +362,15 @@ export function relPath(v: VersionedDir, input: string): string | null {
 /**
  * Writes a stored version back (atomically, beneath the directory: a symlink
  * the agent planted is replaced, never followed) and logs it as `restore`
- * with no session. Throws when the version is not in the store.
+ * with no session. What is written is the content as `redactor` redacts it
+ * (a version stored before versions were redacted may hold a secret; one
+ * stored since already is, and a secret stays a mark). Throws when the
+ * version is not in the store.
  */
-export async function restoreVersion(v: VersionedDir, rel: string, sha: string, clock: Clock): Promise<VersionLine> {
-  const data = readContent(v, sha);
-  if (!data) throw new Error(`no stored content ${sha} in ${path.basename(v.store)}/`);
+export async function restoreVersion(v: VersionedDir, rel: string, sha: string, clock: Clock, redactor: Redactor = Redactor.none): Promise<VersionLine> {
+  const stored = readContent(v, sha);
+  if (!stored) throw new Error(`no stored content ${sha} in ${path.basename(v.store)}/`);
+  const data = redactor.bytes(stored);
   const vfs = new VirtualFs([{ target: v.target, host: v.dir, writable: true, atomic: true }], { home: v.target });
   fs.mkdirSync(v.dir, { recursive: true });
   replaceBeneath(vfs, `${v.target}/${rel}`, data, { durable: true });

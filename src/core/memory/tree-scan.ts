@@ -18,8 +18,11 @@
  * - a file that changes while it is read (its size or mtime differ before
  *   and after) is reported `unsure`, not hashed: the next scan sees it;
  * - a name that is not valid UTF-8 is scanned under its escaped name
- *   (VirtualFs.walk); two files that end up with one name are both `unsure`
- *   and the scan incomplete, rather than one hiding the other;
+ *   (VirtualFs.walk), then as `name` maps it (redacted); two files that end
+ *   up with one name are both `unsure` and the scan incomplete, rather than
+ *   one hiding the other;
+ * - a file's content is hashed and kept as `content` maps it (redacted), so
+ *   the caller compares, stores and names what it keeps, not what it read;
  * - it yields to the event loop every SCAN_YIELD_FILES files read or
  *   SCAN_YIELD_BYTES bytes read, whichever comes first, so a directory of
  *   thousands of changed files never stalls the daemon's other sessions.
@@ -76,6 +79,10 @@ export interface ScanOptions {
   signal?: AbortSignal;
   /** A file changed less than this long before it was read is read again by the next scan (default RACY_MS). */
   racyMs?: number;
+  /** A file's path as the scan reports it (default: as walked). Must be pure: the cache is keyed by it. */
+  name?: (rel: string) => string;
+  /** A file's content as the scan hashes and keeps it (default: as read); `bytes` is its length. Must be pure. */
+  content?: (data: Buffer) => Buffer;
 }
 
 /**
@@ -116,43 +123,44 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
     const walked = await vfs.walk(
       root,
       async (e) => {
+        if (o.exclude?.(e.rel)) return true;
+        const rel = o.name ? o.name(e.rel) : e.rel;
         // A path no version line can name (the walk goes deeper than PATH_MAX, one level at a time) is left
         // out before it is a key anywhere: such keys all hash alike in a Map, and one of them in the lines
         // would fail the scan's whole append, at every scan. The scan is incomplete (no deletion inferred).
-        if (e.rel.length > VERSION_PATH_MAX) {
+        if (rel.length > VERSION_PATH_MAX) {
           stop(`a path longer than ${VERSION_PATH_MAX} characters`);
           return true;
         }
-        if (o.exclude?.(e.rel)) return true;
-        if (out.files.has(e.rel) || out.unsure.has(e.rel)) {
-          // Two names shown alike (a non-UTF-8 name and its escaped text): neither is trusted.
-          out.files.delete(e.rel);
-          out.unsure.add(e.rel);
-          stop(`two files are named ${JSON.stringify(e.rel)} once escaped`);
+        if (out.files.has(rel) || out.unsure.has(rel)) {
+          // Two names shown alike (a non-UTF-8 name and its escaped text, two names redacted alike): neither is trusted.
+          out.files.delete(rel);
+          out.unsure.add(rel);
+          stop(`two files are named ${JSON.stringify(rel)} once escaped or redacted`);
           return true;
         }
-        const cached = o.cache?.get(e.rel);
+        const cached = o.cache?.get(rel);
         const key = keyOf(e.stat);
-        if (cached && cached.key === key && (cached.sha256 === null || !o.wanted?.(e.rel, cached.sha256))) {
-          out.files.set(e.rel, { rel: cached.rel, bytes: cached.bytes, sha256: cached.sha256, key: cached.key });
+        if (cached && cached.key === key && (cached.sha256 === null || !o.wanted?.(rel, cached.sha256))) {
+          out.files.set(rel, { rel: cached.rel, bytes: cached.bytes, sha256: cached.sha256, key: cached.key });
           return true;
         }
         if (e.stat.size > o.maxFileBytes) {
-          out.files.set(e.rel, { rel: e.rel, bytes: e.stat.size, sha256: null, key });
+          out.files.set(rel, { rel, bytes: e.stat.size, sha256: null, key });
           return true;
         }
         if (total + e.stat.size > o.maxTotalBytes) {
           stop(`more than ${o.maxTotalBytes} bytes to read`);
           return false;
         }
-        const got = readWhole(e, o.maxFileBytes, o.racyMs ?? RACY_MS);
-        if (got === 'unsure') out.unsure.add(e.rel);
+        const got = readWhole(e, o.maxFileBytes, o.racyMs ?? RACY_MS, o.content);
+        if (got === 'unsure') out.unsure.add(rel);
         else if (got !== 'gone') {
-          total += got.bytes;
-          const { data, ...rest } = got;
-          const keep = data !== null && rest.sha256 !== null && o.wanted?.(e.rel, rest.sha256) === true;
-          out.files.set(e.rel, { rel: e.rel, ...rest, ...(keep ? { data } : {}) });
-          bytes += got.bytes;
+          total += got.read;
+          const { data, read, ...rest } = got;
+          const keep = data !== null && rest.sha256 !== null && o.wanted?.(rel, rest.sha256) === true;
+          out.files.set(rel, { rel, ...rest, ...(keep ? { data } : {}) });
+          bytes += read;
         }
         files += 1;
         if (files >= SCAN_YIELD_FILES || bytes >= SCAN_YIELD_BYTES) {
@@ -173,7 +181,8 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
   return out;
 }
 
-function readWhole(e: { open(): number }, max: number, racyMs: number): { bytes: number; sha256: string | null; key: string; data: Buffer | null } | 'unsure' | 'gone' {
+/** A file read whole: `read` bytes read; `bytes`, `sha256` and `data` of its content as `content` maps it. */
+function readWhole(e: { open(): number }, max: number, racyMs: number, content?: (data: Buffer) => Buffer): { read: number; bytes: number; sha256: string | null; key: string; data: Buffer | null } | 'unsure' | 'gone' {
   let fd: number;
   try {
     fd = e.open();
@@ -188,8 +197,9 @@ function readWhole(e: { open(): number }, max: number, racyMs: number): { bytes:
     const after = fs.fstatSync(fd);
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) return 'unsure';
     const key = Date.now() - after.ctimeMs < racyMs ? NO_KEY : keyOf(after);
-    if (data === null) return { bytes: after.size, sha256: null, key, data: null };
-    return { bytes: data.length, sha256: sha256Of(data), key, data };
+    if (data === null) return { read: after.size, bytes: after.size, sha256: null, key, data: null };
+    const kept = content ? content(data) : data;
+    return { read: data.length, bytes: kept.length, sha256: sha256Of(kept), key, data: kept };
   } catch {
     return 'unsure';
   } finally {

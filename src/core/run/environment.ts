@@ -4,7 +4,9 @@
  * mounts, and the shell's environment variables — the environment's `env`,
  * then the session's overrides, then OPENBOA_SESSION_ID/AGENT_ID/WAKE_ID/
  * WAKE_REASON. A `{secret: {env: NAME}}` value is read from the daemon's own
- * environment; every secret value feeds the run's Redactor.
+ * environment; every secret value feeds the run's Redactor, and so do the
+ * secrets of the agent's other sessions (agent-secrets.ts), which the shell
+ * does not get.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -47,6 +49,8 @@ export interface EnvironmentInput {
   modelSecrets?: Readonly<Record<string, string>>;
   /** Secrets used outside the shell (MCP servers' env and headers): redacted like the rest, not given to the shell. */
   extraSecrets?: Record<string, string>;
+  /** Secrets of the agent's other sessions (agent-secrets.ts: every environment's): redacted, since what they wrote is shared (memory, learnings); not given to the shell. */
+  sharedSecrets?: Record<string, string>;
   /** agent.yaml `memory:`: mounts /memory as it says, and /substrate read-only (memory/memory-dir.ts). Absent: neither. */
   memory?: MemorySettings;
 }
@@ -135,14 +139,14 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     env,
     secretNames: Object.keys(secrets),
     missingSecrets,
-    redactor: new Redactor(withExtra(withExtra(secrets, i.modelSecrets ?? {}), i.extraSecrets ?? {})),
+    redactor: new Redactor(mergeSecrets(mergeSecrets(mergeSecrets(secrets, i.modelSecrets ?? {}), i.extraSecrets ?? {}), i.sharedSecrets ?? {})),
     homeDir,
     network: i.def.network,
   };
 }
 
-/** The shell's secrets plus others; a name both use keeps both values (the other's under NAME_2, ...), so none goes unredacted. */
-function withExtra(secrets: Record<string, string>, extra: Readonly<Record<string, string>>): Record<string, string> {
+/** The first secrets plus others; a name both use keeps both values (the other's under NAME_2, ...), so none goes unredacted; a value already there is not added again. */
+export function mergeSecrets(secrets: Record<string, string>, extra: Readonly<Record<string, string>>): Record<string, string> {
   const out = { ...secrets };
   for (const [name, value] of Object.entries(extra)) {
     if (Object.values(out).includes(value)) continue;

@@ -22,13 +22,17 @@ const sections = new WeakMap<RunContext, string | null>();
 /**
  * The learnings section of this run's system prompt (null: none). Rendered
  * at the run's first request (LEARNINGS.md is rewritten then if the journal
- * says something else) and the same for the rest of the run.
+ * says something else) and the same for the rest of the run. Redacted with
+ * the run's Redactor: the journal is redacted as it is written, but a line
+ * written by hand, or by a release that did not redact pieces of secrets,
+ * may hold one.
  */
 export function learningsSection(ctx: RunContext): string | null {
   if (sections.has(ctx)) return sections.get(ctx)!;
   let section: string | null = null;
   try {
-    section = renderLearningsFile(ctx.rt.home, ctx.agent.id).section;
+    const raw = renderLearningsFile(ctx.rt.home, ctx.agent.id).section;
+    section = raw === null ? null : ctx.env.redactor.text(raw);
   } catch {
     // an unreadable journal leaves the prompt without learnings; it never stops a run
   }

@@ -13,6 +13,11 @@
  *   made between two scans by another session of the agent, or by a person
  *   on the host, is recorded by whichever scan sees it first, as that run's.
  *
+ * Secrets: the section, every path and every content the versions keep are
+ * redacted with the run's Redactor, which knows the secrets of every session
+ * of the agent (agent-secrets.ts), since memory outlives the session that
+ * wrote it. The file in memory/ keeps what the agent wrote.
+ *
  * Only for `memory: read_write` (read_only: the agent cannot change it;
  * none: there is no /memory). A failed scan never stops a run: the next
  * scan compares with the log again, so nothing is lost but the moment.
@@ -26,6 +31,7 @@ import { recordingSandbox } from '../memory/recording-sandbox.js';
 import { memoryVersioned } from '../memory/version-store.js';
 import type { Clock } from '../clock.js';
 import type { Home } from '../home.js';
+import type { Redactor } from '../redact.js';
 import type { MemorySettings } from '../schema/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { VersionLine } from '../schema/index.js';
@@ -53,8 +59,8 @@ export function memorySection(ctx: RunContext): string | null {
   return section;
 }
 
-/** The run's sandbox, with the file tools' writes into /memory recorded as versions (read_write only). */
-export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: string; memory: MemorySettings; sessionId: string; wakeId: string; clock: Clock }): Sandbox {
+/** The run's sandbox, with the file tools' writes into /memory recorded as versions, redacted (read_write only). */
+export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: string; memory: MemorySettings; sessionId: string; wakeId: string; clock: Clock; redactor: Redactor }): Sandbox {
   if (o.memory.mode !== 'read_write') return sandbox;
   const v = memoryVersioned(o.home, o.agentId);
   return recordingSandbox(
@@ -62,7 +68,7 @@ export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: s
     v.target,
     async (rel, data) => {
       try {
-        await recordContent(v, rel, data, 'write', { session_id: o.sessionId, wake_id: o.wakeId }, o.clock);
+        await recordContent(v, rel, data, 'write', { session_id: o.sessionId, wake_id: o.wakeId }, o.clock, { redactor: o.redactor });
       } catch {
         // the file is there: the next scan records it
       }
@@ -78,7 +84,7 @@ export function memoryRecorder(): AfterTurnHook & AfterRunHook {
   const scan = async (ctx: RunContext, journal: RunJournal) => {
     if (ctx.agent.def.memory.mode !== 'read_write') return;
     const v = memoryVersioned(ctx.rt.home, ctx.agent.id);
-    state ??= newScanState(v);
+    state ??= newScanState(v, {}, ctx.env.redactor);
     let lines: VersionLine[];
     try {
       lines = await scanAndRecord(v, state, { session_id: ctx.sessionId, wake_id: ctx.runId }, ctx.rt.deps.clock);

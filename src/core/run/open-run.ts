@@ -16,6 +16,7 @@ import type { SessionSnapshot } from '../schema/index.js';
 import { hostSandbox } from '../sandbox/host-sandbox.js';
 import { ToolCatalog } from '../tools/catalog.js';
 import { buildRunEnvironment } from './environment.js';
+import { environmentSecrets } from './agent-secrets.js';
 import { LogWindow } from './log-window.js';
 import type { RunPlan } from './plan.js';
 import { RuntimeFiles } from './runtime-files.js';
@@ -63,7 +64,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const { agent, environment } = x.defs;
   const paths = store.paths(x.sessionId);
   const mcpServers = resolveMcpServers(agent.def.mcp_servers, deps.env);
-  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: mcpServers.secrets, memory: agent.def.memory });
+  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: mcpServers.secrets, sharedSecrets: environmentSecrets(rt.home, deps.env), memory: agent.def.memory });
   const mcp = new McpHub(mcpServers, { daemonEnv: deps.env, cwd: agent.dir, network: env.network, redact: (t) => env.redactor.text(t) });
   const { skills, problems } = loadSkills(agent.dir);
   const control = new RunControl();
@@ -91,7 +92,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
   });
   // The file tools' writes into /memory are versions as they happen (memory-run.ts).
-  const sandbox = withMemoryVersions(raw, { home: rt.home, agentId: agent.id, memory: agent.def.memory, sessionId: x.sessionId, wakeId: x.runId, clock: deps.clock });
+  const sandbox = withMemoryVersions(raw, { home: rt.home, agentId: agent.id, memory: agent.def.memory, sessionId: x.sessionId, wakeId: x.runId, clock: deps.clock, redactor: env.redactor });
   const ctx: RunContext = {
     rt,
     sessionId: x.sessionId,
