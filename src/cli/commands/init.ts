@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { PACKAGE } from '../package-root.js';
+import { invocation } from '../invocation.js';
 
 /** The installed package's own folder, where the bundled agents and environments are. */
 const PACKAGE_ROOT = PACKAGE.root;
@@ -61,12 +62,13 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
     for (const f of created) lines.push(`  ${f}`);
     if (kept.length && created.length) lines.push(`kept as they were (${kept.length} file(s) already there): ${kept.join(', ')}`);
     const rel = path.relative(ctx.cwd, root);
+    const cli = invocation(root, process.env);
     const steps: Array<[string, string]> = [
       ...(rel === '' ? [] : ([[`cd ${rel.startsWith('..') ? root : rel}`, '']] as Array<[string, string]>)),
-      ['openboa doctor', 'can sessions run here?'],
-      ['openboa session create --agent demo', 'an offline demo session; prints its id'],
-      ['openboa send <id> "hello"', ''],
-      ['openboa daemon', 'runs sessions as they get work (Ctrl-C stops it)'],
+      [`${cli} doctor`, 'can sessions run here?'],
+      [`${cli} session create --agent demo`, 'an offline demo session; prints its id'],
+      [`${cli} send <id> "hello"`, ''],
+      [`${cli} daemon`, 'runs sessions as they get work (Ctrl-C stops it)'],
     ];
     const w = Math.max(...steps.map(([c]) => c.length));
     lines.push('', 'next:', ...steps.map(([c, why]) => `  ${why ? `${c.padEnd(w)}  # ${why}` : c}`));

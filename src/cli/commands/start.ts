@@ -2,6 +2,7 @@ import { defineOutcome } from '../../core/session-ops.js';
 import { createSession } from '../../core/create-session.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { ensureHome, runDaemon } from './daemon.js';
+import { invocation } from '../invocation.js';
 
 /**
  * The demo's first minute is an outcome, which starts work by itself: the
@@ -25,13 +26,15 @@ export async function run(ctx: CliContext, { flags }: CommandInput): Promise<num
     id = s.id;
     ctx.out.note(`created a demo session and gave it an outcome with a check: ${id}`);
   }
+  // The command that works from the home, as people will type it there.
+  const cli = invocation(ctx.home.root, process.env);
   ctx.out.note(
     [
       `In another terminal, from ${ctx.home.root}:`,
-      `  npx openboa events ${id} --follow       # watch the log`,
+      `  ${cli} events ${id} --follow       # watch the log`,
       `  echo '{"type":"user.message","content":"hi"}' >> sessions/${id}/events.jsonl`,
-      `  npx openboa send ${id} "hello again"     # the same, through the CLI`,
-      `  npx openboa status ${id}                 # the outcome and its evaluations`,
+      `  ${cli} send ${id} "hello again"     # the same, through the CLI`,
+      `  ${cli} status ${id}                 # the outcome and its evaluations`,
       // Only a demo session made now has work to show: on a later start, say what is there instead.
       ...(fresh
         ? ['The demo run is graded by its check: it fails once, the agent fixes its note, the check passes.', 'It also schedules a revisit 10 seconds later; watch it fire below. Ctrl-C stops the daemon.']
