@@ -114,9 +114,19 @@ export const COMMANDS: CommandSpec[] = [
     ],
     options: {
       lines: { type: 'boolean', description: 'read stdin and send each non-empty line as its own message' },
+      wait: { type: 'boolean', description: "wait for the agent's turn: print its replies (its tool calls on stderr) and what it waits for; exit when it is idle" },
     },
-    details: 'The message is always appended. When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result).',
+    details:
+      'The message is always appended. When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result). With --wait, the daemon runs the session if one runs on the home, else this process does; exit 0 when the turn ended (idle, or waiting on a person), 1 when it did not (a failed run backing off, a paused session).',
     load: () => import('./send.js'),
+  },
+  {
+    path: ['chat'],
+    summary: "talk with a session: each line you type is a message; the agent's replies, its tool calls, and its questions answered inline",
+    args: [{ name: 'id', required: true, description: 'the session id' }],
+    details:
+      'A loop of send --wait with line editing. A tool use that asks for confirmation is answered at the prompt (y, n, or a message to deny with), a custom tool with its result, an escalation with an option number or your own words. Runs the session in this process when no daemon runs on the home. Ctrl-D or /quit ends it; the session keeps its history.',
+    load: () => import('./chat.js'),
   },
   {
     path: ['outcome'],

@@ -1,4 +1,5 @@
 import { stopLabel } from '../stop-label.js';
+import { waitingLines } from '../waiting-lines.js';
 import { sessionStatus } from '../../core/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { cacheReadShare, type SessionSnapshot } from '../../core/schema/index.js';
@@ -81,23 +82,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
       `pending    ${st.pending_events.length} event(s)${st.pending_events.length ? `: ${st.pending_events.map((p) => `${p.id} (${p.type}, line ${p.line})`).join(', ')}` : ''}`,
     ];
     lines.push(...outcomeLines(s));
-    if (st.requires_action.length) {
-      lines.push(`waiting on ${st.requires_action.length} answer(s):`);
-      for (const a of st.requires_action) {
-        const esc = escalations.get(a.id);
-        if (esc) {
-          lines.push(`  ${a.id}  escalation: ${oneLine(esc.situation, 160)}`);
-          esc.options.forEach((o, i) => lines.push(`      ${i + 1}. ${oneLine(o, 120)}${esc.recommendation === i + 1 ? '  (recommended)' : ''}`));
-          lines.push(`      confidence ${esc.confidence}; answer: openboa resolve ${s.id} ${a.id} --pick N | --message M`);
-          continue;
-        }
-        lines.push(
-          a.kind === 'tool'
-            ? `  ${a.id}  ${a.name}: openboa confirm ${s.id} ${a.id} --allow|--deny [--message M]`
-            : `  ${a.id}  ${a.name}: openboa tool-result ${s.id} ${a.id} <text> [--error]`,
-        );
-      }
-    }
+    lines.push(...waitingLines(s.id, st.requires_action.map((a) => ({ ...a, escalation: escalations.get(a.id) ?? null }))));
     lines.push(...childLines(children));
     lines.push(`wakes      ${s.pending_wakes.length} pending (${st.due_wakes} due), ${s.wakes_consumed} consumed, ${s.wakes_cancelled} cancelled; next ${st.next_wake_at ?? '-'}`);
     for (const [file, n] of [['events.jsonl', s.held_back.events], ['wake-queue.jsonl', s.held_back.wake_queue]] as const) {
