@@ -131,3 +131,59 @@ test('unshare-net (sandbox: auto without bwrap): the network is closed, files ar
   assert.match(r.output, /^lo$/m);
   assert.match(r.output, /no-route/);
 });
+
+test('exported variables outlive the shell: the next shell (a later run, another daemon) exports them again inside the sandbox; never a secret; restart starts clean', { skip }, async (t) => {
+  const { ShellSession } = await import('../../src/core/sandbox/shell-session.js');
+  const { Redactor } = await import('../../src/core/redact.js');
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.root, 'ws');
+  const rt = path.join(h.root, 'rt');
+  fs.mkdirSync(ws);
+  fs.mkdirSync(rt);
+  const secret = 'tok-0123456789abcdef0123456789abcdef';
+  const session = () =>
+    new ShellSession({
+      isolation: 'bwrap',
+      network: 'none',
+      mounts: [{ host: ws, target: '/workspace', writable: true }],
+      env: { PATH: '/usr/bin:/bin', HOME: '/workspace', TERM: 'dumb', MY_TOKEN: secret },
+      homeDir: '/workspace',
+      workspaceHost: ws,
+      runtimeDir: rt,
+      redactor: new Redactor({ MY_TOKEN: secret }),
+      clock: systemClock,
+    });
+  const opts = { timeoutMs: 10_000, signal: new AbortController().signal };
+  const first = session();
+  t.after(() => first.close());
+  await first.run(`export FOO=1 MULTI=$'two\\nlines\\n' QUOTE="it's \\"quoted\\" \\$HOME" COPY="$MY_TOKEN" PIECE="\${MY_TOKEN:4:20}" PATH="/workspace/bin:$PATH"; mkdir -p sub && cd sub`, opts);
+  first.close();
+  const saved = JSON.parse(fs.readFileSync(path.join(rt, 'shell.json'), 'utf8'));
+  assert.deepEqual(saved.exported, { FOO: '1', MULTI: 'two\nlines\n', PATH: '/workspace/bin:/usr/bin:/bin', QUOTE: 'it\'s "quoted" $HOME' });
+  assert.ok(!fs.readFileSync(path.join(rt, 'shell.json'), 'utf8').includes(secret.slice(4, 20)), 'no secret, whole or in part, in runtime/');
+
+  // A new ShellSession reads runtime/shell.json, as the next run (or a restarted daemon) does.
+  const second = session();
+  t.after(() => second.close());
+  const r = await second.run('printf "%s|%s|%s|%s|%s" "$FOO" "$MULTI" "$QUOTE" "${COPY:-none}" "$(pwd)"; echo; echo "path=$PATH"', opts);
+  assert.equal(r.output, `1|two\nlines\n|it's "quoted" $HOME|none|/workspace/sub\npath=/workspace/bin:/usr/bin:/bin`);
+  // The variables were set inside the sandbox, not on the process that starts it (bwrap, on the host).
+  const ps = execSync(`ps -eo pid,args | grep '[b]wrap' | awk '{print $1}'`).toString().trim().split('\n').filter(Boolean);
+  let checked = 0;
+  for (const pid of ps) {
+    let env = '';
+    try {
+      env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+    } catch {
+      continue; // gone, or another user's
+    }
+    // A PATH (or an LD_PRELOAD) there would make the host run the agent's code before the sandbox exists.
+    if (!env.includes(`MY_TOKEN=${secret}`)) continue; // another test's sandbox
+    checked += 1;
+    assert.ok(!env.includes('/workspace/bin') && !env.includes('FOO=1'), `the host process ${pid} carries no exported variable`);
+  }
+  assert.ok(checked >= 1, 'the shell\'s bwrap process was found and looked at');
+  await second.restart();
+  const clean = await second.run('echo "${FOO:-unset}"', opts);
+  assert.equal(clean.output, 'unset');
+});

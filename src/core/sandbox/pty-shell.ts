@@ -38,6 +38,13 @@ export interface ShellConfig {
   /** Host directory the pty process starts in. */
   hostCwd: string;
   /**
+   * Variables a shell of this session exported before (ShellSession keeps
+   * them), exported again by the new shell inside the sandbox, never put in
+   * the environment of the process that starts it (an LD_PRELOAD or a PATH
+   * there would run the agent's code outside the sandbox).
+   */
+  exports?: Record<string, string>;
+  /**
    * Every deadline of the shell (start, command timeout, the grace after
    * Ctrl-C, the wait for the pty's exit) is a timer of this clock, and
    * durations are measured on it. The system clock in production; a test
@@ -51,6 +58,42 @@ export interface ExecResult extends SandboxExecResult {
   durationMs: number;
   /** Characters dropped from the middle of an enormous output. */
   droppedChars: number;
+  /** The shell's exported variables once the command ended (null when the shell did not say: it died, or its answer was too large). */
+  env: Record<string, string> | null;
+}
+
+/** A variable name the shell may be told to export (anything else is never put in a script). */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/**
+ * Bytes of exported variables a command's end reports at most. The shell cuts
+ * `env -0` one byte past it (so the end marker stays bounded whatever the
+ * agent exports), and a cut environment is not reported at all.
+ */
+const ENV_REPORT_MAX = 192 * 1024;
+
+/** `env -0`'s output, base64-encoded by the shell, as variables (names that are not shell names are left out: exported functions). */
+function parseEnv(b64: string): Record<string, string> | null {
+  const raw = Buffer.from(b64, 'base64');
+  if (raw.length === 0 || raw.length > ENV_REPORT_MAX) return null;
+  const out: Record<string, string> = {};
+  for (const kv of raw.toString('utf8').split('\0')) {
+    const eq = kv.indexOf('=');
+    if (eq > 0 && ENV_NAME.test(kv.slice(0, eq))) out[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return out;
+}
+
+/**
+ * Bash that exports `vars` as they are, whatever bytes their values hold:
+ * each value travels base64-encoded and is read back with `read -d ''`
+ * (which keeps trailing newlines, unlike $(...)). Names are checked against
+ * ENV_NAME; others are left out.
+ */
+function exportScript(vars: Record<string, string>): string {
+  return Object.entries(vars)
+    .filter(([k]) => ENV_NAME.test(k) && !k.startsWith('__ob'))
+    .map(([k, v]) => `IFS= read -r -d '' ${k} < <(printf %s '${Buffer.from(v, 'utf8').toString('base64')}' | base64 -d); export ${k}; `)
+    .join('');
 }
 
 /** After Ctrl-C, how long the shell has to print its marker before everything is killed. */
@@ -129,7 +172,7 @@ export class PtyShell {
   private async init(): Promise<void> {
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     this.write(
-      `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE; cd ${q(this.config.cwd)} 2>/dev/null || cd; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
+      `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE; ${exportScript(this.config.exports ?? {})}cd ${q(this.config.cwd)} 2>/dev/null || cd; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
     );
     const marker = `__OB_READY_${this.nonce}__\n`;
     const ok = await this.waitFor(() => this.buf.includes(marker), READY_TIMEOUT_MS);
@@ -176,7 +219,8 @@ export class PtyShell {
     // A fresh token per command: output cannot know it in advance (history is off, too).
     const n = `${++this.seq}${randomBytes(6).toString('hex')}`;
     const startMark = `__OB_S_${this.nonce}_${n}__\n`;
-    const endRe = new RegExp(`\\n__OB_E_${this.nonce}_${n}_(\\d+)_([A-Za-z0-9+/=]*)__\\n`);
+    const endPrefix = `\n__OB_E_${this.nonce}_${n}_`;
+    const endRe = new RegExp(`\\n__OB_E_${this.nonce}_${n}_(\\d+)_([A-Za-z0-9+/=]*)_([A-Za-z0-9+/=]*)__\\n`);
     const result = (over: Partial<ExecResult>): ExecResult => ({
       output: '',
       exitCode: null,
@@ -186,6 +230,7 @@ export class PtyShell {
       cwd: this.cwd,
       durationMs: clock.now() - started,
       droppedChars: 0,
+      env: null,
       ...over,
     });
     if (this.exited) return result({ shellDied: true, output: '(the shell is not running)' });
@@ -209,8 +254,9 @@ export class PtyShell {
         started2 = true;
       }
       const m = endRe.exec(this.buf);
-      // Keep a margin where a marker may be forming, unless the shell is gone.
-      const upto = m ? m.index : this.exited ? this.buf.length : Math.max(0, this.buf.length - 200);
+      // Keep a margin where a marker may be forming (all of one that has begun: it carries the environment), unless the shell is gone.
+      const forming = this.buf.lastIndexOf(endPrefix);
+      const upto = m ? m.index : this.exited ? this.buf.length : Math.min(forming === -1 ? Infinity : forming, Math.max(0, this.buf.length - 200));
       const piece = this.buf.slice(0, upto);
       this.buf = this.buf.slice(upto);
       if (piece) {
@@ -286,7 +332,7 @@ export class PtyShell {
       if (cwd) this.cwd = cwd;
       let out = output();
       if (out.endsWith('\n')) out = out.slice(0, -1); // the newline before the end marker is ours
-      return result({ output: out, exitCode: timedOut || interrupted ? null : Number(m[1]), timedOut, interrupted, droppedChars: dropped });
+      return result({ output: out, exitCode: timedOut || interrupted ? null : Number(m[1]), timedOut, interrupted, droppedChars: dropped, env: parseEnv(m[3] ?? '') });
     }
     const code = timedOut || interrupted ? null : this.exitCode;
     // An interactive bash says "exit" as it leaves; that is not the command's output.
@@ -295,7 +341,8 @@ export class PtyShell {
   }
 
   private endMarkerCmd(n: string, code: string): string {
-    return `printf '\\n__OB_E_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | base64 -w0)"`;
+    // The exported variables come with the cwd (env -0, encoded): ShellSession keeps them for the next shell.
+    return `printf '\\n__OB_E_%s_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | base64 -w0)" "$(command env -0 | head -c ${ENV_REPORT_MAX + 1} | base64 -w0)"`;
   }
 
   /** Kills every process of this shell's sandbox. Idempotent. */

@@ -2,9 +2,12 @@
  * The session's shell for the length of a run: started on the first bash
  * call, restarted if it died, killed when the run ends. Its facts are
  * rewritten in runtime/ after every command so the agent (and a person) can
- * reread them: shell.json (cwd, alive, last exit code), shell-history.jsonl,
- * last-shell-output.txt. A new shell starts in the cwd shell.json recorded,
- * so `cd` outlives the run; exported variables live as long as the shell.
+ * reread them: shell.json (cwd, alive, last exit code, exported variables),
+ * shell-history.jsonl, last-shell-output.txt. A new shell starts in the cwd
+ * shell.json recorded and exports again the variables it recorded
+ * (keptExports: never a secret), so `cd` and `export` outlive the run: a
+ * revisit an hour later, or after the daemon restarted, finds the shell as
+ * the agent left it. `restart` starts clean.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,6 +28,8 @@ export const ShellState = z.object({
   commands: z.number().int().nonnegative(),
   isolation: z.string(),
   updated_at: z.string(),
+  /** Variables the agent's shell exported (beyond its starting environment), exported again by the next shell: see keptExports. */
+  exported: z.record(z.string(), z.string()).default({}),
 });
 export type ShellState = z.infer<typeof ShellState>;
 
@@ -44,6 +49,35 @@ export interface ShellSessionOptions {
   unavailable?: string | null;
 }
 
+/** Variables of the shell itself or of the protocol: never carried to the next shell. */
+const SHELL_OWN = new Set(['PWD', 'OLDPWD', 'SHLVL', '_', 'HISTSIZE', 'HISTFILE', 'HISTFILESIZE', 'PS1', 'PS2', 'PS4', 'PROMPT_COMMAND', 'IFS', 'SHELLOPTS', 'BASHOPTS', 'BASH_ENV', 'ENV', 'TERM', 'COLUMNS', 'LINES']);
+/** What one shell may carry to the next: at most this many variables, each value and all of them at most this many bytes. */
+export const EXPORTS_MAX = { count: 200, valueBytes: 16 * 1024, totalBytes: 64 * 1024 };
+
+/**
+ * The variables a shell exported that the next one gets: those not in the
+ * environment it started with (or changed since), minus the shell's own
+ * (PWD, SHLVL, ...), the protocol's (__ob*) and ours (OPENBOA_*, given
+ * afresh to every shell), and never one whose name or value holds a secret or
+ * a piece of one (the redactor would change it). Bounded by EXPORTS_MAX;
+ * past it, the rest are not carried.
+ */
+export function keptExports(env: Record<string, string>, base: Record<string, string>, redactor: Pick<Redactor, 'text'>): Record<string, string> {
+  const out: Record<string, string> = {};
+  let count = 0;
+  let total = 0;
+  for (const [k, v] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) {
+    if (base[k] === v || SHELL_OWN.has(k) || k.startsWith('__ob') || k.startsWith('OPENBOA_')) continue;
+    if (redactor.text(k) !== k || redactor.text(v) !== v) continue;
+    const bytes = Buffer.byteLength(k) + Buffer.byteLength(v);
+    if (Buffer.byteLength(v) > EXPORTS_MAX.valueBytes || count >= EXPORTS_MAX.count || total + bytes > EXPORTS_MAX.totalBytes) continue;
+    out[k] = v;
+    count += 1;
+    total += bytes;
+  }
+  return out;
+}
+
 export class ShellSession {
   private shell: PtyShell | null = null;
   private state: ShellState;
@@ -56,6 +90,7 @@ export class ShellSession {
       commands: 0,
       isolation: o.isolation,
       updated_at: iso(o.clock.now()),
+      exported: {},
     };
     this.state.alive = false;
     this.state.isolation = o.isolation;
@@ -78,6 +113,8 @@ export class ShellSession {
       last_exit_code: r.exitCode,
       commands: this.state.commands + 1,
       updated_at: iso(this.o.clock.now()),
+      // A shell that did not report its variables (it died, or they were too many) keeps the last ones it did.
+      exported: r.env ? keptExports(r.env, this.o.env, this.o.redactor) : this.state.exported,
     };
     this.record(command, r);
     return r;
@@ -95,10 +132,11 @@ export class ShellSession {
     return runOnce(config, command, opts);
   }
 
-  /** A fresh shell at the sandbox's home. */
+  /** A fresh shell at the sandbox's home, without the variables earlier shells exported. */
   async restart(): Promise<void> {
     if (this.o.unavailable) throw new Error(`no sandbox: ${this.o.unavailable}`);
     this.close();
+    this.state = { ...this.state, exported: {} };
     await this.startShell(this.o.homeDir);
     this.state = { ...this.state, cwd: this.o.homeDir, alive: true, updated_at: iso(this.o.clock.now()) };
     this.writeState();
@@ -119,7 +157,7 @@ export class ShellSession {
   private async startShell(cwd: string): Promise<void> {
     // A recorded cwd that no longer exists (or escaped) falls back to home.
     const start = this.cwdExists(cwd) ? cwd : this.o.homeDir;
-    this.shell = await PtyShell.start(this.config(start));
+    this.shell = await PtyShell.start({ ...this.config(start), exports: this.state.exported });
     this.state = { ...this.state, cwd: start, alive: true };
   }
 
