@@ -13,9 +13,9 @@
  * 2. Each `context.warn_at` threshold passed since the last compaction is
  *    told to the agent once, as a note in this request.
  * 3. The request is fitted to the window (fit-and-digest.ts): the summary
- *    and VITAL lines first, cut only when they alone do not fit, then the
- *    newest turns, then the digest; runtime/context.json says where the
- *    window stands.
+ *    and VITAL lines first, cut only when they alone do not fit (and then
+ *    a session.context_warning says so), then the newest turns, then the
+ *    digest; runtime/context.json says where the window stands.
  *
  * Everything it decides is written to the log before the request that uses
  * it (agent.thread_context_compacted, session.context_warning), and the

@@ -356,9 +356,11 @@ export class ConversationBuilder {
       case 'agent.thread_context_compacted':
         this.compact(e);
         break;
-      case 'session.context_warning':
-        if (!e.silent) this.userBlocks.push({ type: 'text', text: contextWarningNote(e) });
+      case 'session.context_warning': {
+        const note = contextWarningNote(e);
+        if (note) this.userBlocks.push({ type: 'text', text: note });
         break;
+      }
       case 'span.outcome_evaluation_end': {
         // What the agent must act on enters as its next user turn; a satisfied, failed or interrupted
         // outcome asks nothing of it (the run goes idle), so it adds nothing to answer.

@@ -6,11 +6,13 @@
  * behind a deterministic digest (compaction.ts), then naming, then cutting.
  *
  * It records what it did: runtime/summary.md and, once per run, an
- * agent.thread_context_compacted when turns were left out;
- * runtime/context.json for every request; and, once per session, a session.error naming each
- * event the conversation could not take in. It never throws for anything in
- * the log. Its one piece of per-run state (whether this run has recorded a
- * compaction) lives in the object, which is built fresh for every run.
+ * agent.thread_context_compacted when turns were left out; a
+ * session.context_warning when the summary or VITAL lines had to be cut;
+ * runtime/context.json for every request; and, once per session, a
+ * session.error naming each event the conversation could not take in. It
+ * never throws for anything in the log. Its one piece of per-run state
+ * (whether this run has recorded a compaction) lives in the object, which is
+ * built fresh for every run.
  */
 import type { ModelRequest } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
@@ -18,8 +20,8 @@ import { wellFormed, wellFormedDeep } from '../text-cut.js';
 import type { ConversationView } from './conversation.js';
 import { awaitsModel } from './message-repair.js';
 import { estimateTokens } from './token-budget.js';
-import { fitMessages } from './fit-window.js';
-import { summaryNote } from './fit-opening.js';
+import { fitMessages, MIN_TURN_TOKENS } from './fit-window.js';
+import { noteTokens, summaryNote } from './fit-opening.js';
 import { systemPrompt } from './system-prompt.js';
 import { learningsSection } from './learnings-run.js';
 import { memorySection } from './memory-run.js';
@@ -78,7 +80,9 @@ export function requestFrame(ctx: RunContext): Frame {
  * then cutting (fit-window.ts), in what the window leaves after the reply,
  * the system prompt and the tools, all counted with the same estimate.
  * Records what it did: runtime/summary.md and one
- * agent.thread_context_compacted per run when turns were left out;
+ * agent.thread_context_compacted per run when turns were left out; a
+ * session.context_warning with `cut` when the summary or VITAL lines had to
+ * be cut (once per compaction and kind of cut: `snap.context_cut`);
  * runtime/context.json with `extra` merged in. `state` is the strategy's
  * per-run memory.
  */
@@ -99,8 +103,27 @@ export function fitToWindow(ctx: RunContext, journal: RunJournal, conv: Conversa
       journal.emit([{ type: 'agent.thread_context_compacted', summary_path: '/runtime/summary.md', tokens_before: conv.tokens, tokens_after: fit.tokens }]);
     }
   }
+  warnOfCut(ctx, journal, conv, snap, fit, { room, est, total: fixed + fit.tokens });
   writeContextFile(ctx, conv, { system, tools, messages: fit.messages }, fit, est, room, extra);
   return { system, tools, messages: fit.messages };
+}
+
+/**
+ * One session.context_warning {cut} when the request cut the summary or its
+ * VITAL lines, saying what and why; not again for the same compaction and
+ * the same kind of cut (the summary cut or not, the VITAL lines left out),
+ * which every request after it repeats.
+ */
+function warnOfCut(ctx: RunContext, journal: RunJournal, conv: ConversationView, snap: SessionSnapshot, fit: ReturnType<typeof fitMessages>, m: { room: number; est: { system: number; tools: number }; total: number }) {
+  const o = fit.opening;
+  if (!o || !conv.opening || (o.summaryLeftOut === 0 && o.vitalLeftOut === 0)) return;
+  const compaction = conv.opening.summary.eventId;
+  const last = snap.context_cut;
+  if (last && last.compaction_event_id === compaction && last.vital_lines_left_out === o.vitalLeftOut && (last.summary_chars_left_out > 0) === (o.summaryLeftOut > 0)) return;
+  const limits = ctx.agent.def.limits;
+  const need = noteTokens(summaryNote(conv.opening.summary.text, conv.opening.summary.vital));
+  const why = `the summary and its VITAL lines take about ${need} tokens; the window of ${limits.context_window_tokens} less max_output_tokens (${limits.max_output_tokens}), the system prompt (${m.est.system}) and the tools (${m.est.tools}) leaves ${m.room}, of which ${MIN_TURN_TOKENS} are kept for the turn in progress`;
+  journal.emit([{ type: 'session.context_warning', tokens: m.total, window: limits.context_window_tokens, cut: { compaction_event_id: compaction, summary_chars: o.summaryChars, summary_chars_left_out: o.summaryLeftOut, vital_lines: o.vitalLines, vital_lines_left_out: o.vitalLeftOut, room: m.room, why } }]);
 }
 
 function writeContextFile(ctx: RunContext, conv: ConversationView, req: Pick<ModelRequest, 'system' | 'tools' | 'messages'>, fit: ReturnType<typeof fitMessages>, est: { system: number; tools: number }, room: number, extra: Record<string, unknown>) {
