@@ -6,7 +6,7 @@
  */
 import type { ParsedEventLine } from './store/parse-line.js';
 import type { SessionEvent } from './schema/index.js';
-import { DEFAULT_MAX_ITERATIONS, isPauseEventType, isUserEventType, mcpToolName, outcomeIdOf } from './schema/index.js';
+import { DEFAULT_MAX_ITERATIONS, describeContextCut, isPauseEventType, isUserEventType, mcpToolName, outcomeIdOf } from './schema/index.js';
 import { cutHead } from './text-cut.js';
 
 export type EventView =
@@ -130,7 +130,8 @@ export function describeEvent(e: SessionEvent): string {
     case 'agent.thinking':
       return e.thinking ? clip(e.thinking) : e.redacted_data ? '(redacted)' : '';
     case 'session.context_warning':
-      return `${Math.round(e.threshold * 100)} % of the window: ${e.tokens} of ${e.window} tokens${e.silent ? ' (recorded, not said)' : ''}`;
+      if (e.cut) return `cut to fit the window: ${describeContextCut(e.cut)}`;
+      return `${Math.round((e.threshold ?? 0) * 100)} % of the window: ${e.tokens} of ${e.window} tokens${e.silent ? ' (recorded, not said)' : ''}`;
     case 'session.thread_created':
       return `child ${e.session_thread_id} (${e.agent_name})${e.title ? ` "${clip(e.title, 40)}"` : ''}${e.depth ? `, depth ${e.depth}` : ''}`;
     case 'agent.thread_message_sent':

@@ -14,6 +14,7 @@ import { ModelError, type ModelProvider, type ModelRequest } from '../../src/cor
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { unitRun } from '../helpers/unit-run.js';
 import { validateLog } from '../helpers/event-schema.js';
+import { cliInProcess } from '../helpers/cli.js';
 
 const SUMMARY = `## Task Overview\nanswer the questions\n## Current State\nfive answered\n## Key Discoveries\nnone\n## Next Steps\nmore\n## Context to Preserve\nnothing`;
 
@@ -21,6 +22,8 @@ interface Model extends ModelProvider {
   agent: ModelRequest[];
   summaries: ModelRequest[];
   failSummaries: boolean;
+  /** What the n-th summary request (from 1) answers. */
+  summary: (n: number) => string;
 }
 
 function model(): Model {
@@ -29,12 +32,13 @@ function model(): Model {
     agent: [],
     summaries: [],
     failSummaries: false,
+    summary: () => SUMMARY,
     async complete(req) {
       const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
       if (req.tools.length === 0) {
         m.summaries.push(structuredClone(req));
         if (m.failSummaries) throw new ModelError({ message: 'overloaded', errorType: 'model_overloaded_error', code: 'http_529', retryable: true });
-        return { content: [{ type: 'text', text: SUMMARY }], stop_reason: 'end_turn', usage };
+        return { content: [{ type: 'text', text: m.summary(m.summaries.length) }], stop_reason: 'end_turn', usage };
       }
       m.agent.push(structuredClone(req));
       return { content: [{ type: 'text', text: `answer ${m.agent.length}` }], stop_reason: 'end_turn', usage };
@@ -43,11 +47,12 @@ function model(): Model {
   return m;
 }
 
-function setup(t: TestContext, context: Record<string, unknown> = {}, window = 20_000) {
+/** `limits` over a window of `window` and max_output_tokens of 500. */
+function setup(t: TestContext, context: Record<string, unknown> = {}, window = 20_000, limits: Record<string, unknown> = { max_output_tokens: 500 }) {
   const m = model();
   // The windows here are measured against the tools offered and the runtime facts: `learn`, `promote` and the search tools are left out, and /memory, so their text does not move them.
   const off = { permission: 'disabled' };
-  const u = unitRun(t, { agents: { unit: { limits: { context_window_tokens: window, max_output_tokens: 500 }, context, memory: 'none', tools: { learn: off, promote: off, search_sessions: off, read_session: off } } }, model: m });
+  const u = unitRun(t, { agents: { unit: { limits: { context_window_tokens: window, ...limits }, context, memory: 'none', tools: { learn: off, promote: off, search_sessions: off, read_session: off } } }, model: m });
   const id = u.newSession();
   return { h: u.h, m, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), say: async (text: string) => (sendMessage(u.store, id, text), u.run(id)) };
 }
@@ -294,4 +299,137 @@ test('phase 0: the pruned turns lose their thinking blocks, but for the newest k
   const three = pruneTurns(messages, 8, { keepThinking: 3, pruneOver: 8192 });
   assert.deepEqual(three[7]!.content, [{ type: 'redacted_thinking', data: 'opaque' }]);
   assert.ok(!JSON.stringify(three).includes('old 2') && !JSON.stringify(three).includes('old 0'));
+});
+
+// ---------------------------------------------------------------- a small window (issue 26)
+
+/** The n-th summary, of about `chars` characters, named by SUMMARY-7Q and n at its start and ending END-7Q. */
+const longSummary = (chars: number) => (n: number) => `SUMMARY-7Q (${n}): ${SUMMARY}\n${'the deploy runs from the ops host; '.repeat(Math.ceil(chars / 35))}\nEND-7Q`;
+const contextFile = (s: ReturnType<typeof setup>) => JSON.parse(fs.readFileSync(`${s.store.paths(s.id).runtime}/context.json`, 'utf8'));
+const compactions = (s: ReturnType<typeof setup>) => s.events().flatMap((e) => (e.type === 'agent.thread_context_compacted' && e.summary !== undefined ? [e] : []));
+const cutWarnings = (s: ReturnType<typeof setup>) => s.events().flatMap((e) => (e.type === 'session.context_warning' && e.cut ? [e] : []));
+
+/** Says msg(k, 700, VITAL) for k in [from, to); returns the index of the first agent request made after a summary was asked, or -1. */
+async function talk(s: ReturnType<typeof setup>, from: number, to: number): Promise<number> {
+  let first = -1;
+  for (let k = from; k < to; k++) {
+    const before = s.m.agent.length;
+    const summaries = s.m.summaries.length;
+    await s.say(msg(k, 700, true));
+    if (first < 0 && s.m.summaries.length > summaries) first = before;
+  }
+  return first;
+}
+
+test('a small window (8,000 tokens, compact_at 0.6): after a compaction each request opens with the whole summary and every VITAL line; the kept turns and the digest give way', async (t) => {
+  const s = setup(t, { compact_at: 0.6 }, 8000, { max_output_tokens: 3000 });
+  s.m.summary = longSummary(8000);
+  const from = await talk(s, 0, 8);
+  assert.ok(from >= 0, 'a summary was written');
+  const after = s.m.agent.slice(from);
+  assert.ok(after.length >= 2);
+  for (const r of after) {
+    const c = compactions(s).find((e) => firstText(r).includes(`${e.summary!.trim()}\n\n`));
+    assert.ok(c, `the request opens with a compaction's whole summary: ${firstText(r).slice(0, 300)}`);
+    assert.ok(firstText(r).startsWith('[openboa: the turns before this point were compacted.') && firstText(r).includes('END-7Q'));
+    assert.ok(c.vital!.length >= 1 && c.vital!.includes('[VITAL] the deploy key is in vault slot 0'));
+    for (const v of c.vital!) assert.ok(firstText(r).includes(`\n- ${v}`), v);
+    assert.doesNotMatch(firstText(r), /left out here to fit the context window/);
+  }
+  // What gave way: whole kept turns, behind a digest that comes after the summary.
+  const last = s.m.agent.at(-1)!;
+  const ctx = contextFile(s);
+  assert.ok(ctx.dropped_messages > 0, 'kept turns were left out to make room for the summary');
+  assert.match((last.messages[0]!.content[1] as { text: string }).text, /^\[Earlier in this session — a digest/);
+  assert.ok(ctx.estimated_tokens.total <= 8000 - 3000, `the request fits the window less the reply: ${ctx.estimated_tokens.total}`);
+  assert.deepEqual([ctx.summary_chars_left_out, ctx.vital_lines_left_out], [0, 0]);
+  assert.deepEqual(cutWarnings(s), [], 'nothing of the summary was cut, so no warning');
+});
+
+test('a window too small for the summary (8,000 tokens, compact_at 0.6, the default max_output_tokens): the request says what is left out and where, one warning per compaction says why, and openboa status shows it', async (t) => {
+  const s = setup(t, { compact_at: 0.6 }, 8000, {});
+  s.m.summary = longSummary(600);
+  const from = await talk(s, 0, 8);
+  assert.ok(from >= 0, 'a summary was written');
+  // The last run asks twice (a tool call, then the answer): the warning is not repeated.
+  const inner = s.m.complete.bind(s.m);
+  s.m.complete = async (req, signal) => {
+    if (req.tools.length > 0 && !req.messages.at(-1)!.content.some((b) => b.type === 'tool_result')) {
+      s.m.agent.push(structuredClone(req));
+      return { content: [{ type: 'tool_use', id: 'toolu_list', name: 'list_wakes', input: {} }], stop_reason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } };
+    }
+    return inner(req, signal);
+  };
+  const before = s.m.agent.length;
+  await s.say('one more, with a tool');
+  const lastRun = s.m.agent.slice(before);
+  assert.equal(lastRun.length, 2);
+  for (const r of [...s.m.agent.slice(from), ...lastRun]) {
+    assert.match(firstText(r), /^\[openboa: the turns before this point were compacted; their summary \(\d+ characters\) and \d+ VITAL line\(s\) are left out of this request to fit the context window\. Read them in \/runtime\/summary\.md/);
+  }
+  // One warning per compaction whose summary had to be cut, however many requests and runs carried the cut: the last run asked twice with the previous run's compaction, and wrote none.
+  const cs = compactions(s);
+  const ws = cutWarnings(s);
+  assert.ok(cs.length >= 1);
+  assert.deepEqual(ws.map((w) => w.cut!.compaction_event_id), cs.map((c) => c.id));
+  const lastRunId = s.events().findLast((e) => e.type === 'session.status_running')!.wake_id;
+  assert.deepEqual([cs.filter((e) => e.wake_id === lastRunId).length, ws.filter((e) => e.wake_id === lastRunId).length], [0, 0]);
+  const w = ws.at(-1)!;
+  const c = cs.at(-1)!;
+  assert.deepEqual({ ...w.cut, why: '' }, { compaction_event_id: c.id, summary_chars: c.summary!.trim().length, summary_chars_left_out: c.summary!.trim().length, vital_lines: c.vital!.length, vital_lines_left_out: c.vital!.length, room: contextFile(s).conversation_room, why: '' });
+  assert.ok(w.cut!.room < 0, 'the window less the reply, the system prompt and the tools leaves nothing');
+  assert.match(w.cut!.why, /the window of 8000 less max_output_tokens \(8192\), the system prompt \(\d+\) and the tools \(\d+\) leaves -\d+/);
+  // Where the request points, the whole summary and every VITAL line are.
+  const file = fs.readFileSync(`${s.store.paths(s.id).runtime}/summary.md`, 'utf8');
+  assert.ok(file.includes(c.summary!.trim()) && c.vital!.every((v) => file.includes(`- ${v}`)));
+  // The fold keeps the latest, and openboa status shows it (the JSON too).
+  const snap = s.store.snapshot(s.id);
+  assert.equal(snap.context_cut?.event_id, w.id);
+  const st = await cliInProcess(['status', s.id], { home: s.h.root });
+  assert.equal(st.code, 0, st.stderr);
+  assert.match(st.stdout, new RegExp(`context    cut to fit the window \\(${w.id}, ${w.created_at}\\): left out the summary \\d+ of \\d+ characters and \\d+ of \\d+ VITAL line\\(s\\) of compaction ${c.id}; the summary and its VITAL lines take about \\d+ tokens; the window of 8000 less max_output_tokens \\(8192\\)`));
+  const js = JSON.parse((await cliInProcess(['status', s.id, '--json'], { home: s.h.root })).stdout);
+  assert.equal(js.context_cut.event_id, w.id);
+  assert.deepEqual(validateLog(s.store.paths(s.id).events).errors, []);
+});
+
+test('the opening fitted to a budget: whole when it fits; else the summary keeps its head and the VITAL lines go by priority (own before tool results, newest first), each cut marked, never over the budget', async () => {
+  const { fitOpening, summaryNote, noteTokens } = await import('../../src/core/run/fit-opening.js');
+  const summary = `SUMMARY-7Q ${'the deploy runs from the ops host; '.repeat(100)}END-7Q`;
+  const pad = ' keep this line word for word'.repeat(6);
+  const vital = ['[VITAL] own 0', '(from a tool result) ERROR: tool 1', '[VITAL] own 2', '(from a tool result) WARNING: tool 3', '[VITAL] own 4'].map((v) => `${v}${pad}`);
+  const whole = fitOpening(summary, vital, noteTokens(summaryNote(summary, vital)));
+  assert.deepEqual(whole, { text: summaryNote(summary, vital), summaryChars: summary.length, summaryLeftOut: 0, vitalLines: 5, vitalLeftOut: 0 });
+  const priority = [4, 2, 0, 3, 1].map((i) => vital[i]!);
+  const kinds = new Set<string>();
+  for (let budget = 700; budget >= -50; budget -= 5) {
+    const o = fitOpening(summary, vital, budget);
+    assert.deepEqual(fitOpening(summary, vital, budget), o, 'the same budget gives the same note (the prompt cache)');
+    const kept = vital.filter((v) => o.text.includes(`\n- ${v}`));
+    assert.equal(kept.length, 5 - o.vitalLeftOut);
+    assert.deepEqual(new Set(kept), new Set(priority.slice(0, kept.length)), `budget ${budget}: the lines kept are the first by priority`);
+    if (o.summaryLeftOut === summary.length && o.vitalLeftOut === 5) {
+      assert.match(o.text, /^\[openboa: the turns before this point were compacted; their summary \(\d+ characters\) and 5 VITAL line\(s\) are left out of this request/);
+      kinds.add('none');
+      continue;
+    }
+    assert.ok(noteTokens(o.text) <= budget, `budget ${budget}: ${noteTokens(o.text)} tokens`);
+    assert.ok(o.summaryLeftOut > 0 && o.text.includes(`${summary.slice(0, summary.length - o.summaryLeftOut)}\n[openboa: the summary is cut here to fit the context window: ${o.summaryLeftOut} of ${summary.length} characters left out.`));
+    if (o.vitalLeftOut > 0) assert.ok(o.text.includes(`[openboa: ${o.vitalLeftOut} of 5 VITAL line(s) are left out here to fit the context window`));
+    kinds.add(o.vitalLeftOut === 0 ? 'summary cut' : 'lines left out');
+  }
+  assert.deepEqual([...kinds].sort(), ['lines left out', 'none', 'summary cut'], 'each way of cutting was seen');
+});
+
+test('a context warning is either a threshold or a cut, and openboa events shows a cut', async () => {
+  const { LOOSE_EVENT_SCHEMAS } = await import('../../src/core/schema/index.js');
+  const { describeEvent } = await import('../../src/core/event-view.js');
+  const schema = LOOSE_EVENT_SCHEMAS['session.context_warning'];
+  const cut = { compaction_event_id: 'sevt_c', summary_chars: 300, summary_chars_left_out: 100, vital_lines: 4, vital_lines_left_out: 1, room: 900, why: 'because' };
+  assert.equal(schema.safeParse({ type: 'session.context_warning', tokens: 1, window: 8000 }).success, false, 'neither');
+  assert.equal(schema.safeParse({ type: 'session.context_warning', threshold: 0.5, tokens: 1, window: 8000, cut }).success, false, 'both');
+  assert.equal(schema.safeParse({ type: 'session.context_warning', tokens: 1, window: 8000, cut }).success, true);
+  assert.equal(schema.safeParse({ type: 'session.context_warning', threshold: 0.5, tokens: 1, window: 8000 }).success, true);
+  const line = describeEvent({ id: 'sevt_w', created_at: '2026-11-21T10:00:00.000Z', type: 'session.context_warning', tokens: 1, window: 8000, cut });
+  assert.equal(line, 'cut to fit the window: left out the summary 100 of 300 characters and 1 of 4 VITAL line(s) of compaction sevt_c');
 });

@@ -50,8 +50,9 @@ test('a format-0 log (no format on its first line) folds exactly as the code tha
   // Only the files' inodes differ (the fixture is a copy), and today's fold keeps the format it read.
   for (const j of ['events', 'wake_queue'] as const) then.journals[j].ino = now.journals[j].ino;
   assert.equal(now.log_format, 0);
-  // session.json's own format moved on (2 added outcomes and compaction; then `paused`, delegation, `reports_wait`, `archived_at`); that log has none of them.
-  const { log_format: _kept, format: _format, outcome, pending_outcomes, outcome_evaluations, compaction, context_warned, paused, archived_at, depth, tree_max_depth, children, delivered_messages, tree_usage, reports_wait, ...rest } = now;
+  // session.json's own format moved on (2 added outcomes and compaction; then `paused`, delegation, `reports_wait`, `archived_at`, `context_cut`); that log has none of them.
+  const { log_format: _kept, format: _format, outcome, pending_outcomes, outcome_evaluations, compaction, context_warned, context_cut, paused, archived_at, depth, tree_max_depth, children, delivered_messages, tree_usage, reports_wait, ...rest } = now;
+  assert.equal(context_cut, null);
   assert.equal(paused, null);
   assert.equal(archived_at, null);
   assert.equal(reports_wait, false);

@@ -2,7 +2,7 @@ import { stopLabel } from '../stop-label.js';
 import { waitingLines } from '../waiting-lines.js';
 import { sessionStatus } from '../../core/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
-import { cacheReadShare, type SessionSnapshot } from '../../core/schema/index.js';
+import { cacheReadShare, describeContextCut, type SessionSnapshot } from '../../core/schema/index.js';
 import { cutHead } from '../../core/text-cut.js';
 import { TAIL_GRACE_MS } from '../../core/store/jsonl.js';
 import { redactFor } from '../session-redactor.js';
@@ -78,6 +78,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
       `lease      ${st.lease.held ? `held${st.lease.owner ? ` by pid ${st.lease.owner.pid} on ${st.lease.owner.host} (${st.lease.owner.purpose}${st.lease.owner.wake_id ? ` ${st.lease.owner.wake_id}` : ''})` : ''}` : 'free'}`,
       `last run   ${s.last_wake_id ?? '-'}`,
       ...(s.last_error ? [`last error ${s.last_error.message}${s.last_error.code ? ` (${s.last_error.code}, ${s.last_error.at})` : ` (${s.last_error.at})`}`] : []),
+      ...(s.context_cut ? [`context    cut to fit the window (${s.context_cut.event_id}, ${s.context_cut.at}): ${describeContextCut(s.context_cut)}; ${s.context_cut.why}`] : []),
       `usage      ${s.usage.input_tokens} in, ${s.usage.output_tokens} out, ${s.usage.model_requests} model requests; ${Math.round(cacheReadShare(s.usage) * 100)}% of input read from the prompt cache (${s.usage.cache_read_input_tokens} tokens)`,
       `pending    ${st.pending_events.length} event(s)${st.pending_events.length ? `: ${st.pending_events.map((p) => `${p.id} (${p.type}, line ${p.line})`).join(', ')}` : ''}`,
     ];

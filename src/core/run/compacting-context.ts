@@ -12,8 +12,10 @@
  *    the log says so.
  * 2. Each `context.warn_at` threshold passed since the last compaction is
  *    told to the agent once, as a note in this request.
- * 3. The request is fitted to the window as before (fit-and-digest.ts),
- *    and runtime/context.json says where the window stands.
+ * 3. The request is fitted to the window (fit-and-digest.ts): the summary
+ *    and VITAL lines first, cut only when they alone do not fit (and then
+ *    a session.context_warning says so), then the newest turns, then the
+ *    digest; runtime/context.json says where the window stands.
  *
  * Everything it decides is written to the log before the request that uses
  * it (agent.thread_context_compacted, session.context_warning), and the
@@ -26,7 +28,8 @@ import type { NewEvent, SessionSnapshot } from '../schema/index.js';
 import { estimateTokens } from './token-budget.js';
 import { cutHead } from '../text-cut.js';
 import { digestOf } from './compaction.js';
-import { pruneTurns, summaryNote, vitalOf } from './context-prune.js';
+import { pruneTurns, vitalOf } from './context-prune.js';
+import { summaryNote } from './fit-opening.js';
 import { summarize } from './summarize.js';
 import { fitToWindow, rebuildFromWindow, requestFrame } from './fit-and-digest.js';
 import type { ConversationView } from './conversation.js';

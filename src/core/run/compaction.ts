@@ -8,10 +8,13 @@
  * every word.
  */
 import type { Message } from '../model/provider.js';
+import type { TextBlock } from '../schema/index.js';
 import { cutHead } from '../text-cut.js';
 
-/** Tokens set aside for the digest when turns must be left out. */
+/** Tokens the digest takes at most; it gets only what the kept turns leave (fit-window.ts). */
 export const DIGEST_TOKENS = 1500;
+/** Characters of a digest's budget that its first line and the note around it take. */
+const DIGEST_FRAME = 400;
 const LINE = 160;
 
 function textOf(m: Message): string {
@@ -25,8 +28,12 @@ function textOf(m: Message): string {
 
 const clip = (s: string) => (s.length > LINE ? `${cutHead(s, LINE - 1)}…` : s);
 
-/** One line per exchange of the left-out turns, newest kept when it must be short. */
-export function digestOf(dropped: readonly Message[]): string {
+/**
+ * One line per exchange of the left-out turns, newest kept when it must be
+ * short: within about `tokens` tokens, but never less than its first line
+ * (how many messages are left out), so the model always knows.
+ */
+export function digestOf(dropped: readonly Message[], tokens = DIGEST_TOKENS): string {
   const lines: string[] = [];
   let tools = 0;
   for (const m of dropped) {
@@ -35,7 +42,7 @@ export function digestOf(dropped: readonly Message[]): string {
     if (!t) continue;
     lines.push(`${m.role === 'user' ? 'user' : 'agent'}: ${clip(t)}`);
   }
-  const budget = DIGEST_TOKENS * 4 - 400;
+  const budget = Math.min(DIGEST_TOKENS, tokens) * 4 - DIGEST_FRAME;
   const kept: string[] = [];
   let size = 0;
   for (let i = lines.length - 1; i >= 0; i--) {
@@ -48,10 +55,15 @@ export function digestOf(dropped: readonly Message[]): string {
   return [head, skipped ? `(${skipped} older line(s) of this digest omitted)` : '', ...kept].filter(Boolean).join('\n');
 }
 
-/** The request's first user turn, opened with the digest. */
-export function withDigest(messages: Message[], digest: string): Message[] {
+/** The note that carries a digest into the request. */
+export function digestNote(digest: string): TextBlock {
+  return { type: 'text', text: `[Earlier in this session — a digest; the full history is in the session log and /runtime/summary.md]\n${digest}` };
+}
+
+/** The request's first user turn, opened with `blocks` (the summary's note, the digest's). */
+export function withOpening(messages: Message[], blocks: readonly TextBlock[]): Message[] {
+  if (blocks.length === 0) return messages;
   const [first, ...rest] = messages;
-  const note = { type: 'text' as const, text: `[Earlier in this session — a digest; the full history is in the session log and /runtime/summary.md]\n${digest}` };
-  if (!first || first.role !== 'user') return [{ role: 'user', content: [note] }, ...messages];
-  return [{ role: 'user', content: [note, ...first.content] }, ...rest];
+  if (!first || first.role !== 'user') return [{ role: 'user', content: [...blocks] }, ...messages];
+  return [{ role: 'user', content: [...blocks, ...first.content] }, ...rest];
 }

@@ -141,10 +141,3 @@ function pruneResult(b: ToolResultBlock, over: number): ToolResultBlock {
   const body = [head, note, ...vital, tail].join('\n');
   return { ...b, content: [{ type: 'text', text: body }] };
 }
-
-/** The note that opens the conversation after a compaction: the summary, then the VITAL lines verbatim. */
-export function summaryNote(summary: string, vital: readonly string[]): string {
-  const parts = ['[openboa: the turns before this point were compacted. Their summary follows; the full history is in the session log and /runtime/summary.md.]', summary.trim()];
-  if (vital.length) parts.push(`VITAL lines from the turns left out, verbatim:\n${vital.map((v) => `- ${v}`).join('\n')}`);
-  return parts.join('\n\n');
-}

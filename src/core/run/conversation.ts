@@ -34,7 +34,8 @@ import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../mod
 import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
-import { pruneTurns, summaryNote } from './context-prune.js';
+import { pruneTurns } from './context-prune.js';
+import { summaryNote } from './fit-opening.js';
 import { childNote, contextWarningNote, evaluationNote, outcomeBrief } from './turn-notes.js';
 import { NUDGE_ACTIONS } from '../schema/guards.js';
 
@@ -88,12 +89,26 @@ export function placeholderText(eventId: string, line: number | null, eventType:
   return wellFormed(`[openboa: ${eventType ?? 'event'} ${eventId} (${where}) belongs here but is not in this request: ${why}. It is in the session log.]`);
 }
 
+/** The summary and VITAL lines of the latest compaction, which open the conversation after it. */
+export interface CompactedSummary {
+  text: string;
+  vital: readonly string[];
+  /** The agent.thread_context_compacted that carries them. */
+  eventId: string;
+}
+
 export interface ConversationView {
   messages: Message[];
   /** Estimated tokens of `messages`. */
   tokens: number;
   /** Repairs made so the request is valid (dangling tool uses, cut turns). */
   repairs: string[];
+  /**
+   * The note that opens `messages` since a compaction (its first block, by
+   * identity: `messages[0].content[0]`) and what it holds; null before any.
+   * Fitting the window keeps it before anything else (fit-window.ts).
+   */
+  opening: { block: TextBlock; summary: CompactedSummary } | null;
 }
 
 function textBlocks(text: string): TextBlock[] {
@@ -118,7 +133,7 @@ export class ConversationBuilder {
   private starts: number[] = [];
   private feeding = 0;
   /** The latest compaction's summary and VITAL lines, which open the view. */
-  private summary: { text: string; vital: string[] } | null = null;
+  private summary: CompactedSummary | null = null;
   /** User events fed and not yet taken in (every user type, so the builder knows their ids). */
   private userEvents = new Map<string, LoggedEvent>();
   /** Notes for events that will be taken in but cannot be read or converted, by event id. */
@@ -145,7 +160,7 @@ export class ConversationBuilder {
   }
 
   /** The summary that opens the conversation since the latest compaction, if any. */
-  get compactedSummary(): { text: string; vital: readonly string[] } | null {
+  get compactedSummary(): CompactedSummary | null {
     return this.summary;
   }
 
@@ -165,7 +180,7 @@ export class ConversationBuilder {
       if (k < 0) k = this.msgs.length;
       this.msgs = this.msgs.slice(k);
       this.starts = this.starts.slice(k);
-      this.summary = { text: e.summary, vital: e.vital ?? [] };
+      this.summary = { text: e.summary, vital: e.vital ?? [], eventId: e.id };
     }
     this.memo = null;
   }
@@ -341,9 +356,11 @@ export class ConversationBuilder {
       case 'agent.thread_context_compacted':
         this.compact(e);
         break;
-      case 'session.context_warning':
-        if (!e.silent) this.userBlocks.push({ type: 'text', text: contextWarningNote(e) });
+      case 'session.context_warning': {
+        const note = contextWarningNote(e);
+        if (note) this.userBlocks.push({ type: 'text', text: note });
         break;
+      }
       case 'span.outcome_evaluation_end': {
         // What the agent must act on enters as its next user turn; a satisfied, failed or interrupted
         // outcome asks nothing of it (the run goes idle), so it adds nothing to answer.
@@ -385,9 +402,11 @@ export class ConversationBuilder {
     };
     if (this.assistant && this.assistant.length) add({ role: 'assistant', content: [...this.assistant] });
     if (this.userBlocks.length || this.results.length) add({ role: 'user', content: [...this.results, ...this.userBlocks] });
+    let opening: ConversationView['opening'] = null;
     if (this.summary) {
       // The summary opens the conversation: the same text, in the same place, until the next compaction.
       const note: TextBlock = { type: 'text', text: summaryNote(this.summary.text, this.summary.vital) };
+      opening = { block: note, summary: this.summary };
       const first = msgs[0];
       if (first && first.role === 'user') msgs[0] = { role: 'user', content: [note, ...first.content] };
       else msgs.unshift({ role: 'user', content: [note] });
@@ -395,7 +414,7 @@ export class ConversationBuilder {
     const repairs: string[] = [];
     const r = repairIncremental(msgs, this.memo, repairs);
     this.memo = { marks: r.marks, out: r.out };
-    return { messages: r.messages, tokens: r.tokens, repairs };
+    return { messages: r.messages, tokens: r.tokens, repairs, opening };
   }
 
   /**

@@ -1,10 +1,16 @@
 /**
  * Fitting the conversation into the model's context window, for one request.
  *
- * Three steps, each used only when the one before is not enough:
+ * What the window leaves after the system prompt, the tools and the reply
+ * (`room`, counted by the caller) goes first to the note that opens a
+ * compacted conversation: the summary and its VITAL lines (fit-opening.ts),
+ * cut only when they alone exceed the room less MIN_TURN_TOKENS. The rest of
+ * the conversation gets what they leave (at least MIN_TURN_TOKENS), in three
+ * steps, each used only when the one before is not enough:
  *
- * 1. Whole old turns are left out (fitToBudget), and the first turn the model
- *    sees opens with a digest of them (compaction.ts).
+ * 1. Whole old turns are left out (fitToBudget), the newest kept, and the
+ *    digest of them (compaction.ts) gets what the kept turns leave: it is
+ *    the first thing to shrink.
  * 2. If what is left cannot fit even once step 3 has cut every long text to
  *    its floor (a burst of messages larger than the window, a large image),
  *    the oldest events' blocks are each replaced by one short note naming the
@@ -12,18 +18,27 @@
  * 3. The longest texts are cut down, longest first, never below CUT_KEEP
  *    characters, each with a note saying how much was left out.
  *
- * So every event a run took in is in the request whole, cut or named. Every
- * step is a pure function of the conversation, so the same log gives the same
+ * So every event a run took in is in the request whole, cut or named, and
+ * the summary and VITAL lines are the last things cut. Every step is a pure
+ * function of the conversation and the room, so the same log gives the same
  * request; older turns change only when the request must shrink.
  */
 import type { AssistantBlock, Message, UserBlock } from '../model/provider.js';
+import type { TextBlock } from '../schema/index.js';
 import { cutHead } from '../text-cut.js';
 import { originOf, type BlockOrigin, type ConversationView } from './conversation.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
-import { DIGEST_TOKENS, digestOf, withDigest } from './compaction.js';
+import { digestNote, digestOf, withOpening } from './compaction.js';
+import { fitOpening, type FittedOpening } from './fit-opening.js';
 
 /** A text is never cut below this many characters: enough to see what it was. */
 export const CUT_KEEP = 2000;
+/**
+ * The conversation after the opening note always gets at least this many
+ * tokens, even past the window: the turn in progress must be sent (named or
+ * cut when larger). The note is cut to leave them.
+ */
+export const MIN_TURN_TOKENS = 1000;
 /** Characters of an event's text a naming note quotes. */
 const NAMED_HEAD = 120;
 /** Room kept for the cut note appended to a cut text (its exact length is a little less). */
@@ -44,30 +59,56 @@ export interface FittedMessages {
   named: number;
   /** Notes in the request standing for events that could not be read or converted. */
   notRead: number;
+  /** The note that opens a compacted conversation, as sent (whole or cut); null when there is none. */
+  opening: FittedOpening | null;
 }
 
-/** Fits `conv` into `room` tokens; see the module comment. Pure; never mutates its input. */
+/**
+ * Fits `conv` into `room` tokens (the window less the reply, the system
+ * prompt and the tools; below MIN_TURN_TOKENS when they leave less, even
+ * below 0); see the module comment. Pure; never mutates its input.
+ */
 export function fitMessages(conv: ConversationView, room: number): FittedMessages {
-  let messages = conv.messages;
-  let tokens = conv.tokens;
+  const rest = withoutOpening(conv);
+  const open = rest.opening ? fitOpening(rest.opening.summary.text, rest.opening.summary.vital, room - MIN_TURN_TOKENS) : null;
+  const whole = open !== null && open.summaryLeftOut === 0 && open.vitalLeftOut === 0;
+  // Whole, the view's own block goes (by identity: its estimate is cached, the request unchanged).
+  const openBlock: TextBlock | null = rest.opening && open ? (whole ? rest.opening.block : { type: 'text', text: open.text }) : null;
+  const restRoom = Math.max(MIN_TURN_TOKENS, room - (openBlock ? estimateTokens(openBlock) : 0));
+  if ((open === null || whole) && rest.tokens <= restRoom) {
+    return { messages: conv.messages, tokens: conv.tokens, dropped: 0, digest: null, cut: 0, named: 0, notRead: placeholders(conv.messages), opening: open };
+  }
+  let messages = rest.messages;
+  let tokens = rest.tokens;
+  let budget = restRoom;
   let dropped = 0;
   let digest: string | null = null;
-  if (tokens > room) {
-    const f = fitToBudget(messages, room - DIGEST_TOKENS);
+  if (tokens > restRoom) {
+    const f = fitToBudget(messages, restRoom);
     dropped = f.dropped;
     messages = f.messages;
     tokens = f.tokens;
     if (dropped > 0) {
-      digest = digestOf(conv.messages.slice(0, dropped));
-      messages = withDigest(messages, digest);
-      tokens += Math.ceil(digest.length / 4);
+      // The digest comes last: it gets what the kept turns leave (at least its first line).
+      digest = digestOf(rest.messages.slice(0, dropped), restRoom - tokens);
+      budget = restRoom - estimateTokens(digestNote(digest));
     }
   }
   const notRead = placeholders(messages);
-  const named = tokens > room ? nameToFit(messages, tokens, room) : { messages, named: 0 };
-  const small = shrinkToBudget(named.messages, room);
-  const changed = named.named > 0 || small.shrunk > 0;
-  return { messages: small.messages, tokens: changed ? estimateTokens(small.messages) : tokens, dropped, digest, cut: small.shrunk, named: named.named, notRead };
+  const named = tokens > budget ? nameToFit(messages, tokens, budget) : { messages, named: 0 };
+  const small = shrinkToBudget(named.messages, budget);
+  const out = withOpening(small.messages, [...(openBlock ? [openBlock] : []), ...(digest !== null ? [digestNote(digest)] : [])]);
+  return { messages: out, tokens: out.reduce((a, m) => a + estimateTokens(m), 0), dropped, digest, cut: small.shrunk, named: named.named, notRead, opening: open };
+}
+
+/** The conversation without its opening note (the first block of its first message), and that note; as it is when it has none. */
+function withoutOpening(conv: ConversationView): { messages: Message[]; tokens: number; opening: ConversationView['opening'] } {
+  const first = conv.messages[0];
+  if (!conv.opening || !first || first.role !== 'user' || first.content[0] !== conv.opening.block) return { messages: conv.messages, tokens: conv.tokens, opening: null };
+  const content = first.content.slice(1);
+  const head: Message[] = content.length ? [{ role: 'user', content }] : [];
+  const messages = [...head, ...conv.messages.slice(1)];
+  return { messages, tokens: conv.tokens - estimateTokens(first) + (head.length ? estimateTokens(head[0]) : 0), opening: conv.opening };
 }
 
 /** Texts of a block that step 3 may cut (text blocks of either role, tool-result texts). */

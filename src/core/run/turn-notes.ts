@@ -18,8 +18,9 @@ export function outcomeBrief(e: Extract<SessionEvent, { type: 'user.define_outco
   return parts.join('\n');
 }
 
-/** The note a context warning gives the agent, where its line sits. */
-export function contextWarningNote(e: Extract<SessionEvent, { type: 'session.context_warning' }>): string {
+/** The note a threshold's context warning gives the agent, where its line sits; null for a cut's (the request marks a cut itself). */
+export function contextWarningNote(e: Extract<SessionEvent, { type: 'session.context_warning' }>): string | null {
+  if (e.threshold === undefined || e.silent) return null;
   const pct = Math.round(e.threshold * 100);
   return `[openboa: your context window is ${pct}% full (about ${e.tokens} of ${e.window} tokens). Older turns are summarized when it fills further; put anything that must survive word for word on a line marked [VITAL].]`;
 }

@@ -58,12 +58,52 @@ export const CompactionFields = {
   cost_usd: z.number().nonnegative().optional(),
 };
 
-/** Our own event: the agent was told how full the window is (rendered as a user note where it sits). */
+/**
+ * What a request cut of a compaction's summary and VITAL lines, and why
+ * (docs/context.md, "A small window"): they are fitted first, after the
+ * system prompt and the tools, and cut only when they alone exceed what the
+ * window leaves; the cut is marked in the request, and this says so in the log.
+ */
+export const ContextCut = z.strictObject({
+  /** The compaction whose summary was cut. */
+  compaction_event_id: z.string().min(1),
+  /** The summary's length, and how much of it was left out (characters). */
+  summary_chars: z.number().int().nonnegative(),
+  summary_chars_left_out: z.number().int().nonnegative(),
+  /** The VITAL lines carried, and how many were left out. */
+  vital_lines: z.number().int().nonnegative(),
+  vital_lines_left_out: z.number().int().nonnegative(),
+  /** Tokens the window leaves for the conversation: window less max_output_tokens, system prompt and tools (may be negative). */
+  room: z.number().int(),
+  /** Why, in words, with the figures. */
+  why: z.string().min(1),
+});
+export type ContextCut = z.infer<typeof ContextCut>;
+
+/** What a cut left out, in a few words: "left out the summary 1200 of 3000 characters and 2 of 6 VITAL line(s) of compaction sevt_…". */
+export function describeContextCut(c: ContextCut): string {
+  const parts = [];
+  if (c.summary_chars_left_out > 0) parts.push(`the summary ${c.summary_chars_left_out} of ${c.summary_chars} characters`);
+  if (c.vital_lines_left_out > 0) parts.push(`${c.vital_lines_left_out} of ${c.vital_lines} VITAL line(s)`);
+  return `left out ${parts.join(' and ') || 'nothing'} of compaction ${c.compaction_event_id}`;
+}
+
+/**
+ * Our own event, one of two kinds: `threshold` (the agent was told how full
+ * the window is; rendered as a user note where it sits), or `cut` (a
+ * request had to cut the summary or VITAL lines; for people: the request
+ * itself marks the cut for the model).
+ */
 export const ContextWarningFields = {
   /** The threshold passed, as a share of the window. */
-  threshold: Fraction,
+  threshold: Fraction.optional(),
+  /** The request's estimated tokens (all of it: system prompt, tools, messages). */
   tokens: z.number().int().nonnegative(),
   window: z.number().int().positive(),
   /** Recorded, not said: a higher threshold passed in the same request is the one the agent reads. */
   silent: z.boolean().optional(),
+  cut: ContextCut.optional(),
 };
+
+/** A context warning is one kind or the other. */
+export const oneContextWarningKind = (e: { threshold?: number; cut?: unknown }) => (e.threshold === undefined) !== (e.cut === undefined);

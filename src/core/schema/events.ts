@@ -14,7 +14,7 @@
 import * as z from 'zod';
 import { DefinitionId, ModelUsage, SessionId, TextBlock, TextContent, Timestamp, UserContent } from './common.js';
 import { EvaluationResult, OutcomeFields } from './outcomes.js';
-import { CompactionFields, ContextWarningFields } from './context.js';
+import { CompactionFields, ContextWarningFields, oneContextWarningKind } from './context.js';
 import { PauseFields, ResumeFields, RunPausedFields } from './pause.js';
 import { ModelRequestStartFields } from './model-settings.js';
 import { GuardEventFields } from './guards.js';
@@ -258,8 +258,8 @@ export const AgentCustomToolUse = event('agent.custom_tool_use', {
 });
 /** A compaction (schema/context.ts; docs/context.md): durable, so a rebuild needs no model call. */
 export const AgentThreadContextCompacted = event('agent.thread_context_compacted', CompactionFields);
-/** Our own: the agent was told how full its context window is. */
-export const SessionContextWarning = event('session.context_warning', ContextWarningFields);
+/** Our own: the agent was told how full its context window is, or a request cut the summary or VITAL lines (schema/context.ts). */
+export const SessionContextWarning = event('session.context_warning', ContextWarningFields).refine(oneContextWarningKind, { message: 'expected either threshold or cut' });
 
 // ---------------------------------------------------------------- union
 

@@ -15,6 +15,7 @@ import { WakeSource } from './wake-queue.js';
 import { OpenOutcome, OutcomeEvaluation } from './outcomes.js';
 import { ChildRecord, TreeUsage } from './delegation.js';
 import { PauseState } from './pause.js';
+import { ContextCut } from './context.js';
 
 /** 2: outcomes (outcome, pending_outcomes, outcome_evaluations). */
 export const SESSION_FORMAT = 2;
@@ -184,6 +185,8 @@ export const SessionSnapshot = z.object({
   compaction: z.object({ event_id: z.string(), line: z.number().int().positive(), offset: z.number().int().nonnegative(), kept_from_line: z.number().int().positive().optional() }).nullable().default(null),
   /** Context warnings given since that compaction (thresholds, shares of the window). */
   context_warned: z.array(z.number()).default([]),
+  /** The latest session.context_warning with a `cut` since that compaction's summary (docs/context.md); null when none. */
+  context_cut: z.object({ event_id: z.string(), at: Timestamp, ...ContextCut.shape }).nullable().default(null),
   /** Held by a user.pause (docs/context.md): no run starts until a user.resume; null otherwise. */
   paused: PauseState.nullable().default(null),
   /** When the session was archived (session.updated {archived: true}); null when it is in use. An archived session is never woken. */

@@ -65,6 +65,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     tree_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0, cost_usd: 0 },
     compaction: null,
     context_warned: [],
+    context_cut: null,
     pending_outcomes: [],
     outcome_evaluations: [],
     paused: null,
@@ -366,9 +367,12 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       // Only a compaction the rebuild acts on (it says where the kept turns start, or what it pruned).
       if (offset !== undefined && (e.kept_from_line !== undefined || e.pruned_before_line !== undefined)) s.compaction = { event_id: e.id, line, offset, ...(e.kept_from_line !== undefined && e.summary !== undefined ? { kept_from_line: e.kept_from_line } : {}) };
       s.context_warned = [];
+      // A new summary: what a request cut of the previous one no longer holds.
+      if (e.kept_from_line !== undefined && e.summary !== undefined) s.context_cut = null;
       break;
     case 'session.context_warning':
-      if (!s.context_warned.includes(e.threshold)) s.context_warned = [...s.context_warned, e.threshold];
+      if (e.threshold !== undefined && !s.context_warned.includes(e.threshold)) s.context_warned = [...s.context_warned, e.threshold];
+      if (e.cut) s.context_cut = { event_id: e.id, at: e.created_at, ...e.cut };
       break;
     case 'span.outcome_evaluation_start':
       startEvaluation(s, e);
