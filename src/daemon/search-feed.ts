@@ -25,9 +25,9 @@
  * - Never blocks the event loop long: the index is opened with
  *   SHORT_BUSY_TIMEOUT_MS, the first SQLITE_BUSY (another process holding
  *   the write lock) ends the catch-up or flush at once (the sweep retries),
- *   a background catch-up yields after every chunk of a log, and a hinted
- *   session gets at most FLUSH_CHUNKS chunks per turn (the rest is hinted
- *   again for the next turn).
+ *   a background catch-up yields after every chunk of a log, chunks are
+ *   sized to cost about INDEX_BUDGET_MS, and the hinted sessions of one turn
+ *   get about that much in all (the rest is hinted again for the next turn).
  * - Never throws: failures are notices; search is an aid, never a reason
  *   for the daemon to stop.
  */
@@ -36,7 +36,8 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Runtime } from '../core/run/run-context.js';
 import { SessionSearch } from '../core/search/session-search.js';
 import { SHORT_BUSY_TIMEOUT_MS, searchDbFile } from '../core/search/search-db.js';
-import { emptyReport, type CatchUpReport } from '../core/search/search-indexer.js';
+import { performance } from 'node:perf_hooks';
+import { CHUNK_LINES, emptyReport, type CatchUpReport } from '../core/search/search-indexer.js';
 
 export interface SearchFeedOptions {
   rt: Runtime;
@@ -46,8 +47,30 @@ export interface SearchFeedOptions {
 
 /** Learnings journals are read at most this often on hints, ms (the learn tool writes them during runs). */
 const LEARNINGS_EVERY_MS = 1000;
-/** Chunks (search-indexer.ts CHUNK_LINES) of one hinted session read per turn of the event loop. */
-const FLUSH_CHUNKS = 4;
+/**
+ * How long indexing may hold the daemon's thread at a time, ms: a background
+ * catch-up's chunk, or a turn's flush of hinted sessions. Runs wait behind
+ * it (an append to a small session next to a 100,000-event one once waited
+ * 50-90 ms per 1,000-line chunk). The lines per chunk follow what the last
+ * chunk cost (ChunkPacer).
+ */
+export const INDEX_BUDGET_MS = 4;
+
+/**
+ * Lines per chunk so a chunk costs about INDEX_BUDGET_MS: from the last
+ * chunk's lines and time, halved at once when over, grown by at most a
+ * quarter when under, between 8 and CHUNK_LINES. Time is measured with
+ * performance.now(): a measure of work done, not a timer (the injected clock
+ * does not move in tests, where chunks then stay at their largest).
+ */
+export class ChunkPacer {
+  lines = 64;
+  took(lines: number, ms: number): void {
+    if (lines < this.lines) return; // a short chunk (the log's end) says nothing of the cost
+    const next = ms > INDEX_BUDGET_MS ? Math.min(this.lines / 2, (this.lines * INDEX_BUDGET_MS) / ms) : Math.min(this.lines * 1.25, ms > 0 ? (this.lines * INDEX_BUDGET_MS) / ms : Infinity);
+    this.lines = Math.max(8, Math.min(CHUNK_LINES, Math.floor(next)));
+  }
+}
 
 export class SearchFeed {
   private search: SessionSearch | null = null;
@@ -116,9 +139,15 @@ export class SearchFeed {
     const s = this.search;
     if (!s) return;
     const report = emptyReport();
-    for (const id of ids) {
-      let chunks = 0;
-      const how = s.indexer.catchUpSession(id, report, () => ++chunks >= FLUSH_CHUNKS);
+    const t0 = performance.now();
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      // Past the budget, the rest waits for the next turn (a hint of one line costs far less than a chunk).
+      if (performance.now() - t0 > INDEX_BUDGET_MS) {
+        for (const rest of ids.slice(i)) this.hint(rest);
+        break;
+      }
+      const how = this.paced(s, id, report, () => performance.now() - t0 > INDEX_BUDGET_MS);
       if (how === 'stopped') this.hint(id);
       if (how === 'busy') break; // the sweep retries
     }
@@ -145,10 +174,10 @@ export class SearchFeed {
         report.removed += 1;
       }
       for (const id of stale) {
-        // One chunk per turn of the event loop: a log of 100,000 lines never holds up the runs.
+        // One chunk of about INDEX_BUDGET_MS per turn of the event loop: a log of 100,000 lines never holds up the runs.
         for (;;) {
           if (this.stopped || this.search !== s) return;
-          const how = s.indexer.catchUpSession(id, report, () => true);
+          const how = this.paced(s, id, report, () => true);
           if (how === 'busy') return; // another writer: the next sweep retries
           await yieldToLoop();
           if (how === 'done') break;
@@ -170,6 +199,26 @@ export class SearchFeed {
       this.sweeping = false;
       this.tell(report);
     }
+  }
+
+  private readonly pacer = new ChunkPacer();
+
+  /** catchUpSession in chunks the pacer sizes, each chunk's cost fed back to it. */
+  private paced(s: SessionSearch, id: string, report: CatchUpReport, stop: () => boolean) {
+    let t = performance.now();
+    let lines = this.pacer.lines;
+    return s.indexer.catchUpSession(
+      id,
+      report,
+      () => {
+        const now = performance.now();
+        this.pacer.took(lines, now - t);
+        t = now;
+        lines = this.pacer.lines;
+        return stop();
+      },
+      lines,
+    );
   }
 
   /** Reports each new problem once (a log of a newer format, a lock held too long). */

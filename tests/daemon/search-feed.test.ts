@@ -60,3 +60,19 @@ test('a line appended to a log is indexed by the daemon, without a search or a r
   await until(() => indexed(file, 'echidna') === 1 && indexed(file, 'wombat') === 1, 'the index made again');
   assert.equal(await d.term(), 0);
 });
+
+test('the feed sizes its chunks to about INDEX_BUDGET_MS: halved at once when over, grown by a quarter at most when under, within bounds', async () => {
+  const { ChunkPacer, INDEX_BUDGET_MS } = await import('../../src/daemon/search-feed.js');
+  const p = new ChunkPacer();
+  assert.equal(p.lines, 64);
+  p.took(64, INDEX_BUDGET_MS * 8);
+  assert.equal(p.lines, 8, 'eight times over: an eighth (never below 8)');
+  p.took(8, INDEX_BUDGET_MS / 100);
+  assert.equal(p.lines, 10, 'far under: a quarter more, not a hundred times');
+  for (let i = 0; i < 100; i++) p.took(p.lines, 0);
+  assert.equal(p.lines, 1000, 'never more than CHUNK_LINES');
+  p.took(3, INDEX_BUDGET_MS * 50);
+  assert.equal(p.lines, 1000, 'a short chunk (the end of a log) says nothing of the cost');
+  p.took(1000, INDEX_BUDGET_MS * 2);
+  assert.equal(p.lines, 500);
+});

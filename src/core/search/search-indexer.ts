@@ -90,7 +90,7 @@ const cursorOf = (r: { cur_offset: number; cur_line: number; cur_ino: number }):
 export class SearchIndexer {
   private readonly q: Record<string, Statement>;
   /** One chunk of a session's log, or of a learnings journal: each a transaction (rows and cursor together). */
-  private readonly sessionStep: Transaction<(sessionId: string, readTimes: { pending?: Map<string, string> }) => { lines: number; rows: number; gone?: boolean }>;
+  private readonly sessionStep: Transaction<(sessionId: string, readTimes: { pending?: Map<string, string> }, maxLines: number) => { lines: number; rows: number; gone?: boolean }>;
   private readonly learningsStep: Transaction<(agentId: string) => { lines: number; rows: number }>;
   readonly redactors: SessionRedactors;
 
@@ -124,7 +124,7 @@ export class SearchIndexer {
       learningKey: db.prepare('SELECT learning_key FROM docs WHERE source = ? AND learning_id = ?'),
       retireKey: db.prepare('DELETE FROM docs WHERE source = ? AND learning_key = ?'),
     };
-    this.sessionStep = db.transaction((id: string, readTimes: { pending?: Map<string, string> }) => this.sessionStepBody(id, readTimes));
+    this.sessionStep = db.transaction((id: string, readTimes: { pending?: Map<string, string> }, maxLines: number) => this.sessionStepBody(id, readTimes, maxLines));
     this.learningsStep = db.transaction((id: string) => this.learningsStepBody(id));
   }
 
@@ -156,14 +156,16 @@ export class SearchIndexer {
    * own transaction. `stop` is asked between chunks (a caller's time budget):
    * when it says so, the rest is left for a later catch-up ('stopped').
    */
-  catchUpSession(sessionId: string, report: CatchUpReport = emptyReport(), stop?: () => boolean): SessionCatchUp {
+  catchUpSession(sessionId: string, report: CatchUpReport = emptyReport(), stop?: () => boolean, chunkLines = CHUNK_LINES): SessionCatchUp {
+    /** Lines per chunk (one transaction): at most CHUNK_LINES; a caller pacing itself asks for fewer. */
+    const lines = Math.max(1, Math.min(CHUNK_LINES, Math.floor(chunkLines)));
     let first = true;
     // The pending events' read times, read once per call (not once per chunk: quadratic on a long log of hand-written lines).
     const readTimes: { pending?: Map<string, string> } = {};
     for (;;) {
       let step: { lines: number; rows: number; gone?: boolean };
       try {
-        step = this.sessionStep.immediate(sessionId, readTimes);
+        step = this.sessionStep.immediate(sessionId, readTimes, lines);
       } catch (e) {
         if (isBusy(e)) {
           report.busy = true;
@@ -179,7 +181,7 @@ export class SearchIndexer {
       if (step.lines > 0 && first) report.sources += 1;
       first = false;
       report.rows += step.rows;
-      if (step.lines < CHUNK_LINES) return 'done';
+      if (step.lines < lines) return 'done';
       if (stop?.()) return 'stopped';
     }
   }
@@ -194,11 +196,11 @@ export class SearchIndexer {
       .immediate();
   }
 
-  private sessionStepBody(sessionId: string, readTimes: { pending?: Map<string, string> }): { lines: number; rows: number; gone?: boolean } {
+  private sessionStepBody(sessionId: string, readTimes: { pending?: Map<string, string> }, maxLines: number): { lines: number; rows: number; gone?: boolean } {
     const row = this.q.session!.get(sessionId) as SessionRow | undefined;
     let batch;
     try {
-      batch = this.store.readEvents(sessionId, row ? cursorOf(row) : START, { maxLines: CHUNK_LINES, readTimes });
+      batch = this.store.readEvents(sessionId, row ? cursorOf(row) : START, { maxLines, readTimes });
     } catch (e) {
       if (OpenboaError.is(e) && e.code === 'not_found') {
         this.q.deleteSource!.run(`s:${sessionId}`);
