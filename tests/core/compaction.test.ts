@@ -346,8 +346,8 @@ test('a small window (8,000 tokens, compact_at 0.6): after a compaction each req
   assert.deepEqual(cutWarnings(s), [], 'nothing of the summary was cut, so no warning');
 });
 
-test('a window too small for the summary (8,000 tokens, compact_at 0.6, the default max_output_tokens): the request says what is left out and where, one warning per compaction says why, and openboa status shows it', async (t) => {
-  const s = setup(t, { compact_at: 0.6 }, 8000, {});
+test('a window too small for the summary (8,000 tokens, compact_at 0.6, max_output_tokens 7,000): the request says what is left out and where, one warning per compaction says why, and openboa status shows it', async (t) => {
+  const s = setup(t, { compact_at: 0.6 }, 8000, { max_output_tokens: 7000 });
   s.m.summary = longSummary(600);
   const from = await talk(s, 0, 8);
   assert.ok(from >= 0, 'a summary was written');
@@ -378,7 +378,7 @@ test('a window too small for the summary (8,000 tokens, compact_at 0.6, the defa
   const c = cs.at(-1)!;
   assert.deepEqual({ ...w.cut, why: '' }, { compaction_event_id: c.id, summary_chars: c.summary!.trim().length, summary_chars_left_out: c.summary!.trim().length, vital_lines: c.vital!.length, vital_lines_left_out: c.vital!.length, room: contextFile(s).conversation_room, why: '' });
   assert.ok(w.cut!.room < 0, 'the window less the reply, the system prompt and the tools leaves nothing');
-  assert.match(w.cut!.why, /the window of 8000 less max_output_tokens \(8192\), the system prompt \(\d+\) and the tools \(\d+\) leaves -\d+/);
+  assert.match(w.cut!.why, /the window of 8000 less max_output_tokens \(7000\), the system prompt \(\d+\) and the tools \(\d+\) leaves -\d+/);
   // Where the request points, the whole summary and every VITAL line are.
   const file = fs.readFileSync(`${s.store.paths(s.id).runtime}/summary.md`, 'utf8');
   assert.ok(file.includes(c.summary!.trim()) && c.vital!.every((v) => file.includes(`- ${v}`)));
@@ -387,7 +387,7 @@ test('a window too small for the summary (8,000 tokens, compact_at 0.6, the defa
   assert.equal(snap.context_cut?.event_id, w.id);
   const st = await cliInProcess(['status', s.id], { home: s.h.root });
   assert.equal(st.code, 0, st.stderr);
-  assert.match(st.stdout, new RegExp(`context    cut to fit the window \\(${w.id}, ${w.created_at}\\): left out the summary \\d+ of \\d+ characters and \\d+ of \\d+ VITAL line\\(s\\) of compaction ${c.id}; the summary and its VITAL lines take about \\d+ tokens; the window of 8000 less max_output_tokens \\(8192\\)`));
+  assert.match(st.stdout, new RegExp(`context    cut to fit the window \\(${w.id}, ${w.created_at}\\): left out the summary \\d+ of \\d+ characters and \\d+ of \\d+ VITAL line\\(s\\) of compaction ${c.id}; the summary and its VITAL lines take about \\d+ tokens; the window of 8000 less max_output_tokens \\(7000\\)`));
   const js = JSON.parse((await cliInProcess(['status', s.id, '--json'], { home: s.h.root })).stdout);
   assert.equal(js.context_cut.event_id, w.id);
   assert.deepEqual(validateLog(s.store.paths(s.id).events).errors, []);

@@ -89,3 +89,15 @@ test('an invalid agent id is refused before touching the disk', (t) => {
   const h = tempHome(t, { bundled: false });
   rejects(() => loadAgent(h.home, '../etc'), 'invalid_input', /not a valid agent id/);
 });
+
+test('max_output_tokens: 8192 by default, a quarter of a smaller window, and never the whole window (an error naming the field)', (t) => {
+  const h = tempHome(t);
+  h.write('agents/big/agent.yaml', 'provider: anthropic\n');
+  h.write('agents/small/agent.yaml', 'provider: openai\nmodel: qwen\nbase_url: http://127.0.0.1:1/v1\nlimits:\n  context_window_tokens: 8000\n');
+  h.write('agents/set/agent.yaml', 'provider: anthropic\nlimits:\n  context_window_tokens: 8000\n  max_output_tokens: 5000\n');
+  h.write('agents/bad/agent.yaml', 'provider: anthropic\nlimits:\n  context_window_tokens: 8000\n  max_output_tokens: 8192\n');
+  assert.equal(loadAgent(h.home, 'big').def.limits.max_output_tokens, 8192);
+  assert.equal(loadAgent(h.home, 'small').def.limits.max_output_tokens, 2000);
+  assert.equal(loadAgent(h.home, 'set').def.limits.max_output_tokens, 5000);
+  rejects(() => loadAgent(h.home, 'bad'), 'invalid_input', /agents\/bad\/agent\.yaml:\d+: limits\.max_output_tokens: expected less than limits\.context_window_tokens \(8000\)/);
+});

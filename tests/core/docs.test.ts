@@ -16,7 +16,7 @@ test('docs/format.md names every event type and wake record', () => {
 test('docs/format.md names every agent and environment field and built-in tool', () => {
   const fields = [
     ...Object.keys(AgentDefinition.shape),
-    ...Object.keys(Limits.shape).map((k) => `limits.${k}`),
+    ...Object.keys(Limits.in.shape).map((k) => `limits.${k}`),
     ...Object.keys(EnvironmentDefinition.shape),
     ...BUILTIN_TOOL_NAMES,
   ];

@@ -59,13 +59,17 @@ export const OutcomeSettings = z.strictObject({
   grader_model: z.string().min(1).optional(),
 });
 
-export const Limits = z.strictObject({
+/** max_output_tokens when agent.yaml does not say: 8,192, or a quarter of a smaller window (a local model's 8,000) so the conversation keeps room. */
+export const defaultMaxOutputTokens = (window: number) => Math.min(8192, Math.floor(window / 4));
+
+export const Limits = z
+  .strictObject({
   /** Model calls one run may make before it stops with retries_exhausted. */
   max_model_requests_per_wake: z.number().int().positive().default(12),
   /** Wall-clock bound of one run. */
   max_wake_seconds: z.number().positive().default(600),
-  /** max_tokens of each model request. */
-  max_output_tokens: z.number().int().positive().default(8192),
+  /** max_tokens of each model request (default: defaultMaxOutputTokens of the window). */
+  max_output_tokens: z.number().int().positive().optional(),
   /** Size of the model's window; the context is compacted to fit it. */
   context_window_tokens: z.number().int().positive().default(200_000),
   /** Total tokens (input + output) the session may spend; null = no cap. */
@@ -74,7 +78,14 @@ export const Limits = z.strictObject({
   max_spawn_depth: z.number().int().nonnegative().max(64, 'expected at most 64 (deeper trees are not checked against their root\'s budget)').default(DEFAULT_MAX_SPAWN_DEPTH),
   /** Children one session of this agent may spawn. */
   max_children: z.number().int().nonnegative().default(DEFAULT_MAX_CHILDREN),
-});
+})
+  .superRefine((l, ctx) => {
+    // A reply as large as the window leaves the conversation nothing: every request would be refused, or cut to nothing.
+    if (l.max_output_tokens !== undefined && l.max_output_tokens >= l.context_window_tokens) {
+      ctx.addIssue({ code: 'custom', path: ['max_output_tokens'], message: `expected less than limits.context_window_tokens (${l.context_window_tokens}): the window holds the conversation as well as the reply` });
+    }
+  })
+  .transform((l) => ({ ...l, max_output_tokens: l.max_output_tokens ?? defaultMaxOutputTokens(l.context_window_tokens) }));
 export type Limits = z.infer<typeof Limits>;
 
 export const AgentDefinition = z
