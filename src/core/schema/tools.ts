@@ -10,6 +10,7 @@ import { LearnInput } from './learnings.js';
 import { PromoteInput } from './versions.js';
 import { ReadSessionInput, SearchSessionsInput } from './search.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput } from './roster.js';
+import { refineRecurrence } from './recurrence.js';
 
 export const BashInput = z
   .strictObject({
@@ -51,13 +52,24 @@ export const GrepInput = z.strictObject({
 
 export const ScheduleWakeInput = z
   .strictObject({
-    delay_seconds: z.number().positive().max(366 * 86_400).optional().describe('Come back after this many seconds.'),
-    at: z.iso.datetime({ offset: true }).optional().describe('Come back at this time (ISO 8601 with offset).'),
+    delay_seconds: z.number().positive().max(366 * 86_400).optional().describe('Come back after this many seconds (with every or cron: the first revisit).'),
+    at: z.iso.datetime({ offset: true }).optional().describe('Come back at this time (ISO 8601 with offset; with every or cron: the first revisit).'),
+    every: z
+      .union([z.number(), z.string()])
+      .optional()
+      .describe('Come back again and again, this far apart: "30m", "2h", "1d", or seconds; at least 1 minute. The first revisit is one interval from now, unless delay_seconds or at says when.'),
+    cron: z.string().optional().describe('Come back on a schedule: a cron expression of 5 fields (minute hour day-of-month month day-of-week), e.g. "0 9 * * 1-5", or @hourly, @daily, @weekly, @monthly.'),
+    timezone: z.string().optional().describe('The IANA time zone the cron expression is read in, e.g. Europe/Berlin; default UTC.'),
     reason: z.string().min(1).max(2000).describe('What to do on the revisit; it is shown to you then.'),
   })
-  .refine((v) => (v.delay_seconds === undefined) !== (v.at === undefined), {
-    message: 'expected exactly one of delay_seconds or at',
-    path: ['delay_seconds'],
+  .superRefine((v, ctx) => {
+    const recurring = v.every !== undefined || v.cron !== undefined;
+    if (v.delay_seconds !== undefined && v.at !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['delay_seconds'], message: 'expected exactly one of delay_seconds or at, not both' });
+    } else if (!recurring && v.delay_seconds === undefined && v.at === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['delay_seconds'], message: 'expected exactly one of delay_seconds or at (or every or cron, to come back again and again)' });
+    }
+    refineRecurrence(v, ctx);
   });
 
 export const CancelWakeInput = z.strictObject({
