@@ -3,7 +3,8 @@
  * daemon, `openboa wake` and the tests all call.
  *
  *  1. Take the session lease (busy → OpenboaError 'busy', nothing written).
- *  2. Fold the journals; report bad lines; decide what there is to do.
+ *  2. Fold the journals; report bad lines; bring the heartbeat in line
+ *     with agent.yaml (heartbeat.ts); decide what there is to do.
  *     Nothing → `skipped`, and the log is not touched.
  *  3. Reconcile a crashed run: a tool use with no result gets an error
  *     result ("outcome unknown"), never a second execution.
@@ -44,6 +45,7 @@ import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attem
 import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
 import type { LoopHooks } from './loop-hooks.js';
 import { reportToParent } from './child-report.js';
+import { reconcileHeartbeat } from './heartbeat.js';
 
 export { MAX_WAKE_ATTEMPTS } from './default-hooks.js';
 
@@ -91,6 +93,8 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     }
     const reported = [...reportRejections(rt, sessionId, snap, runId), ...reportInboxProblems(rt, sessionId, drained.problems, runId)];
     if (reported.length) snap = store.snapshot(sessionId);
+    // The queue follows agent.yaml's heartbeat before anything plans on it (a removed heartbeat starts no run).
+    if (reconcileHeartbeat(rt, sessionId, snap)) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
     if (snap.pending_wakes.some((w) => w.provisional)) {
