@@ -5,9 +5,10 @@
  * A schedule's firings are named `<schedule id>@<due time>`: a run takes a
  * firing in under that id and consumes it, like any revisit. Its next firing
  * is the first occurrence of the rule strictly after both the firing and the
- * moment it was taken (or settled): so firings missed while nothing ran
- * (no daemon, a session busy or waiting on a person, paused) collapse into
- * the one that runs, and the schedule goes on from the present.
+ * moment it was settled (its wake.consumed or wake.cancelled record's `at`,
+ * wake-queue-fold.ts): so firings missed while nothing ran (no daemon, a
+ * session busy or waiting on a person, paused) collapse into the one that
+ * runs, and the schedule goes on from the present.
  *
  * `every` schedules stay aligned to their first firing (a firing late by a
  * minute does not shift the next ones); cron ones follow the expression.

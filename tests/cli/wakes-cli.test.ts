@@ -94,6 +94,7 @@ test('schedule refuses recurring input it cannot keep, naming the flag, and writ
     [['--cron', '*/10 * * * * *'], /--cron "\*\/10 \* \* \* \* \*": expected 5 fields/],
     [['--cron', '0 9 * * *', '--tz', 'Nowhere/Land'], /--tz "Nowhere\/Land" is not a time zone/],
     [['--every', '1h', '--in', '5m', '--at', '2030-01-01T00:00:00Z'], /give at most one of --in DURATION or --at ISO/],
+    [['--cancel', 'wake_x', '--every', '1h'], /--cancel takes no --every/],
   ];
   for (const [flags, want] of cases) {
     const r = await cliInProcess(['schedule', id, ...flags], { home: root });

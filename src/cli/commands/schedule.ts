@@ -6,7 +6,11 @@ import { durationFlag } from '../flags.js';
 
 export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {
   const id = args.id as string;
-  if (typeof flags.cancel === 'string') return cancel(ctx, id, flags.cancel);
+  if (typeof flags.cancel === 'string') {
+    const other = ['in', 'at', 'every', 'cron', 'tz', 'reason'].find((f) => flags[f] !== undefined);
+    if (other) throw new UsageError(`--cancel takes no --${other}: it cancels a revisit, it schedules none`);
+    return cancel(ctx, id, flags.cancel);
+  }
   const at = typeof flags.at === 'string' ? flags.at : undefined;
   const cron = typeof flags.cron === 'string' ? flags.cron : undefined;
   const tz = typeof flags.tz === 'string' ? flags.tz : undefined;

@@ -16,7 +16,7 @@
 import { iso } from '../clock.js';
 import { loadAgent } from '../definitions.js';
 import { firstFiringFrom } from '../recurrence.js';
-import { recurrenceOf, sameRecurrence, type SessionSnapshot } from '../schema/index.js';
+import { recurrenceOf, sameRecurrence, type HeartbeatSettings, type SessionSnapshot } from '../schema/index.js';
 import type { Runtime } from './run-context.js';
 
 /**
@@ -26,7 +26,7 @@ import type { Runtime } from './run-context.js';
  */
 export function reconcileHeartbeat(rt: Runtime, sessionId: string, snap: SessionSnapshot): boolean {
   if (snap.status === 'terminated' || snap.archived_at !== null) return false;
-  let hb;
+  let hb: HeartbeatSettings | undefined;
   try {
     hb = loadAgent(rt.home, snap.agent_id).def.heartbeat;
   } catch {

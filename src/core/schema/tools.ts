@@ -52,14 +52,14 @@ export const GrepInput = z.strictObject({
 
 export const ScheduleWakeInput = z
   .strictObject({
-    delay_seconds: z.number().positive().max(366 * 86_400).optional().describe('Come back after this many seconds (with every or cron: the first revisit).'),
-    at: z.iso.datetime({ offset: true }).optional().describe('Come back at this time (ISO 8601 with offset; with every or cron: the first revisit).'),
+    delay_seconds: z.number().positive().max(366 * 86_400).optional().describe('Come back after this many seconds (repeating: the first time).'),
+    at: z.iso.datetime({ offset: true }).optional().describe('Come back at this time (ISO 8601 with offset; repeating: the first time).'),
     every: z
       .union([z.number(), z.string()])
       .optional()
-      .describe('Come back again and again, this far apart: "30m", "2h", "1d", or seconds; at least 1 minute. The first revisit is one interval from now, unless delay_seconds or at says when.'),
-    cron: z.string().optional().describe('Come back on a schedule: a cron expression of 5 fields (minute hour day-of-month month day-of-week), e.g. "0 9 * * 1-5", or @hourly, @daily, @weekly, @monthly.'),
-    timezone: z.string().optional().describe('The IANA time zone the cron expression is read in, e.g. Europe/Berlin; default UTC.'),
+      .describe('Repeat this far apart: "30m", "2h", "1d" or seconds (at least 60); first one interval from now.'),
+    cron: z.string().optional().describe('Repeat on a 5-field cron expression, e.g. "0 9 * * 1-5", or @hourly, @daily, @weekly.'),
+    timezone: z.string().optional().describe('IANA time zone of cron, e.g. Europe/Berlin; default UTC.'),
     reason: z.string().min(1).max(2000).describe('What to do on the revisit; it is shown to you then.'),
   })
   .superRefine((v, ctx) => {

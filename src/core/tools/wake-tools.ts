@@ -17,7 +17,7 @@ export const MAX_RECURRING_WAKES = 5;
 export const scheduleWakeTool: Tool<typeof ScheduleWakeInput> = {
   name: 'schedule_wake',
   description:
-    'Schedule a revisit of this session: after delay_seconds, or at a time; or again and again, every interval or on a cron schedule. On each revisit you are woken with the reason. Use it instead of waiting or polling; cancel a repeating one with cancel_wake when it is no longer needed.',
+    'Schedule a revisit of this session: after delay_seconds or at a time, or repeating (every, cron). Each revisit wakes you with the reason. Use it instead of waiting or polling; cancel_wake stops a repeating one.',
   input: ScheduleWakeInput,
   async run(input, ctx) {
     const now = ctx.clock.now();
