@@ -3,8 +3,8 @@
  * message: the flag, what it got, what was expected (exit 2 through
  * UsageError). Never Node's wording, never a stack.
  */
-import parseDurationText from 'parse-duration';
 import { UsageError, type Flags } from './command.js';
+import { EXPECTED_DURATION, parseDuration } from '../core/duration.js';
 
 const WHOLE = /^\d+$/;
 
@@ -30,28 +30,6 @@ export function choiceFlag<T extends string>(flags: Flags, name: string, choices
   if (raw === undefined) return undefined;
   if (typeof raw === 'string' && (choices as readonly string[]).includes(raw)) return raw as T;
   throw new UsageError(`--${name} "${String(raw)}" is not one of ${choices.join(', ')}`);
-}
-
-/** One or more `<number><unit>` groups, with optional spaces: 90s, 10m, 1h30m, "1h 30m", 2d, 1.5h. */
-const DURATION_SHAPE = /^(?:\d+(?:\.\d+)?\s*[a-zµ]+\s*)+$/i;
-const GROUP = /\d+(?:\.\d+)?\s*[a-zµ]+/gi;
-const EXPECTED_DURATION = 'expected a duration such as 90s, 10m, 1h30m or 2d';
-
-/**
- * Milliseconds of a duration like 90s, 10m, 1h30m, 2d; a bare number is
- * seconds. Units are parse-duration's (s, sec, m, min, h, hr, d, day, w,
- * week, ... and plurals); the shape is checked here first, because
- * parse-duration on its own skips words it does not know ("in 10m please" is
- * 10 minutes there, and "5" is 5 ms), and a flag should say no instead.
- * Returns null when the text is not such a duration.
- */
-export function parseDuration(text: string): number | null {
-  const t = text.trim();
-  if (/^\d+(?:\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
-  if (!DURATION_SHAPE.test(t)) return null;
-  for (const group of t.match(GROUP) ?? []) if (parseDurationText(group) === null) return null; // an unknown unit
-  const ms = parseDurationText(t);
-  return ms === null || !Number.isFinite(ms) ? null : Math.round(ms);
 }
 
 /** The flag as a duration in milliseconds (undefined when not given). How long is too long is the caller's to say. */

@@ -12,7 +12,8 @@ import { dueWakes, nextWakeAt } from './store/wake-queue-fold.js';
 import { leaseHeld, readLeaseOwner, type LeaseOwner } from './lease.js';
 import { invalidField, invalidInput } from './errors.js';
 import { answerProblem, openActions } from './store/answer-problem.js';
-import { DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from './schema/index.js';
+import { firstFiringFrom } from './recurrence.js';
+import { DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, recurrenceIssues, recurrenceOf, type RecurrenceFields, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from './schema/index.js';
 
 export function sendMessage(store: SessionStore, sessionId: string, content: string | UserContentBlock[]): SessionEvent {
   if (typeof content === 'string' && content.trim() === '') throw invalidInput('the message is empty');
@@ -20,27 +21,50 @@ export function sendMessage(store: SessionStore, sessionId: string, content: str
   return store.appendUserEvent(sessionId, { type: 'user.message', content: blocks });
 }
 
+/**
+ * A revisit a person schedules: once (at a moment, or after a delay), or
+ * recurring (`every`, or `cron` in `timezone`), when the moment or delay is
+ * its first firing (default: one period from now, or the next occurrence).
+ */
 export function scheduleRevisit(
   store: SessionStore,
   clock: Clock,
   sessionId: string,
-  when: { inMs?: number; at?: string },
+  when: { inMs?: number; at?: string } & RecurrenceFields,
   reason: string,
 ) {
-  let dueMs: number;
+  const issue = recurrenceIssues(when)[0];
+  if (issue) throw invalidField(issue.path.join('.'), issue.message);
+  const rule = recurrenceOf(when);
+  let startMs: number | undefined;
   if (when.at !== undefined) {
-    dueMs = Date.parse(when.at);
-    if (!Number.isFinite(dueMs) || !/\d{4}-\d{2}-\d{2}T/.test(when.at)) {
+    startMs = Date.parse(when.at);
+    if (!Number.isFinite(startMs) || !/\d{4}-\d{2}-\d{2}T/.test(when.at)) {
       throw invalidField('at', `"${when.at}" is not an ISO time (expected e.g. 2026-11-21T10:05:00Z)`);
     }
   } else if (when.inMs !== undefined) {
     if (!(when.inMs >= 0 && when.inMs <= 10 * 366 * 86_400_000)) throw invalidField('in', 'must be at most ten years');
-    dueMs = clock.now() + when.inMs;
-  } else {
+    startMs = clock.now() + when.inMs;
+  } else if (!rule) {
     throw invalidInput('a revisit needs a time: a delay (in) or a moment (at)');
   }
   if (reason.trim() === '') throw invalidField('reason', 'must not be empty');
-  return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli' });
+  const dueMs = rule ? firstFiringFrom(rule, clock.now(), startMs) : (startMs as number);
+  if (dueMs === null) throw invalidField('cron', `"${when.cron}" never fires${startMs !== undefined ? ` at or after ${iso(startMs)}` : ''}`);
+  return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli', ...(rule ? { recurrence: rule } : {}) });
+}
+
+/**
+ * A person cancels a pending revisit: a recurring one stops for good (its
+ * own id cancelled). The heartbeat is agent.yaml's to change, not the queue's.
+ */
+export function cancelRevisit(store: SessionStore, sessionId: string, wakeId: string) {
+  const snap = store.snapshot(sessionId);
+  const w = snap.pending_wakes.find((x) => x.id === wakeId);
+  if (!w) throw invalidInput(`session ${sessionId} has no pending revisit ${wakeId} (pending: ${snap.pending_wakes.map((x) => x.id).join(', ') || 'none'})`);
+  if (w.source === 'heartbeat') throw invalidInput(`${wakeId} is the heartbeat of agent ${snap.agent_id}: remove or change heartbeat in its agent.yaml (or pause the session)`);
+  store.settleWakes(sessionId, 'wake.cancelled', [wakeId], { reason: 'cancelled from the CLI' });
+  return w;
 }
 
 /**

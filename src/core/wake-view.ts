@@ -11,11 +11,15 @@
  * lines are read no further than the snapshot's cursor, so the revisits the
  * view calls pending are exactly the snapshot's. The snapshot also gives
  * each pending revisit's due time, which for a hand-written delay not yet
- * pinned is the moment the fold first read it.
+ * pinned is the moment the fold first read it, and for a recurring one its
+ * next firing. A recurring revisit is one row, with its rule, how many of
+ * its firings were consumed and the last of them; its firings have no rows
+ * of their own (one a minute would bury everything else).
  */
 import type { ParsedWakeLine } from './store/parse-line.js';
 import { applyWakeRecord, emptyWakeQueue } from './store/wake-queue-fold.js';
-import type { SessionSnapshot, WakeSource } from './schema/index.js';
+import type { Recurrence, SessionSnapshot, WakeSource } from './schema/index.js';
+import { parseFiringId } from './recurrence.js';
 
 export interface WakeView {
   id: string;
@@ -33,6 +37,12 @@ export interface WakeView {
   cancel_reason: string | null;
   /** due_at derived from delay_seconds at read time, not yet pinned by the runtime. */
   provisional: boolean;
+  /** A recurring revisit's rule (due_at is then its next firing); null for a one-shot. */
+  recurrence: Recurrence | null;
+  /** A recurring revisit's firings consumed so far. */
+  firings: number;
+  /** Its latest firing settled or taken: when it was due, consumed or cancelled (skipped), when, by which run (null: taken by a run that died before its record). */
+  last_firing: { due_at: string; as: 'consumed' | 'cancelled'; at: string | null; wake_run_id: string | null } | null;
 }
 
 export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number, snap: Pick<SessionSnapshot, 'pending_wakes' | 'wakes_taken' | 'journals'>) {
@@ -69,6 +79,9 @@ export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number, snap:
           wake_run_id: null,
           cancel_reason: null,
           provisional: w.provisional,
+          recurrence: w.recurrence,
+          firings: 0,
+          last_firing: null,
         };
         wakes.push(row);
         rows.set(w.id, row);
@@ -80,6 +93,13 @@ export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number, snap:
       case 'settled': {
         const row = rows.get(change.id);
         if (row) Object.assign(row, { state: change.as, settled_at: change.at, wake_run_id: change.wake_run_id, cancel_reason: change.reason });
+        break;
+      }
+      case 'fired': {
+        const row = rows.get(change.id);
+        if (!row) break;
+        if (change.as === 'consumed') row.firings += 1;
+        row.last_firing = { due_at: change.due_at, as: change.as, at: change.at, wake_run_id: change.wake_run_id };
         break;
       }
       case 'unchanged':
@@ -98,12 +118,23 @@ export function viewWakes(lines: readonly ParsedWakeLine[], nowMs: number, snap:
             wake_run_id: null,
             cancel_reason: null,
             provisional: r.provisional === true,
+            recurrence: r.recurrence ?? null,
+            firings: 0,
+            last_firing: null,
           };
           wakes.push(row);
           rows.set(r.id, row);
         }
         break;
     }
+  }
+  // A firing a run took in whose record is not written yet (the run died first) counts, by no run the queue names.
+  for (const id of snap.wakes_taken) {
+    const f = parseFiringId(id);
+    const row = f && rows.get(f.scheduleId);
+    if (!f || !row?.recurrence || (row.last_firing && Date.parse(row.last_firing.due_at) >= f.dueMs)) continue;
+    row.firings += 1;
+    row.last_firing = { due_at: f.dueAt, as: 'consumed', at: null, wake_run_id: null };
   }
   const pending = new Map(snap.pending_wakes.map((p) => [p.id, p]));
   for (const w of wakes) {

@@ -61,7 +61,12 @@ test('a format-0 log (no format on its first line) folds exactly as the code tha
   // usage.cost_usd came later still (costs are recorded since): a log that records none costs 0.
   const { cost_usd, ...usage } = rest.usage;
   assert.equal(cost_usd, 0);
-  assert.deepEqual({ ...rest, usage }, before);
+  // And a pending revisit's `recurrence` (recurring revisits came later): that log's are one-shot.
+  const pending_wakes = rest.pending_wakes.map(({ recurrence, ...w }) => {
+    assert.equal(recurrence, null);
+    return w;
+  });
+  assert.deepEqual({ ...rest, usage, pending_wakes }, before);
   assert.deepEqual([outcome, pending_outcomes, outcome_evaluations, compaction, context_warned], [null, [], [], null, []]);
   assert.equal(fs.existsSync(path.join(dir, 'session.json')), true);
 });

@@ -239,13 +239,19 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     path: ['schedule'],
-    summary: 'schedule a revisit of a session (append a wake.scheduled)',
+    summary: 'schedule a revisit of a session, once or recurring (append a wake.scheduled), or cancel one',
     args: [{ name: 'id', required: true, description: 'the session id' }],
     options: {
-      in: { type: 'string', value: 'DURATION', description: 'from now: 90s, 10m, 1h30m, 2d (a bare number is seconds)' },
-      at: { type: 'string', value: 'ISO', description: 'at a time, e.g. 2026-11-21T10:05:00Z' },
+      in: { type: 'string', value: 'DURATION', description: 'from now: 90s, 10m, 1h30m, 2d (a bare number is seconds); with --every/--cron, the first firing' },
+      at: { type: 'string', value: 'ISO', description: 'at a time, e.g. 2026-11-21T10:05:00Z; with --every/--cron, the first firing' },
+      every: { type: 'string', value: 'DURATION', description: 'recurring: this far apart (at least 1m); the first firing one interval from now unless --in/--at' },
+      cron: { type: 'string', value: 'EXPR', description: 'recurring: on a cron expression of 5 fields, e.g. "0 9 * * 1-5", or @hourly, @daily, ...' },
+      tz: { type: 'string', value: 'ZONE', description: "the IANA time zone of --cron, e.g. Europe/Berlin (default: this machine's, written into the line)" },
       reason: { type: 'string', value: 'R', description: 'what the revisit is for (shown to the agent)' },
+      cancel: { type: 'string', value: 'WAKE_ID', description: 'cancel this pending revisit instead (a recurring one stops for good)' },
     },
+    details:
+      'A recurring revisit fires once per interval or occurrence; firings missed while nothing ran (no daemon, a busy or paused session) run once, not once each. `openboa wakes ID` shows its next firing. --json prints the wake.scheduled record (with `recurrence`), or {wake_id, cancelled} for --cancel.',
     load: () => import('./schedule.js'),
   },
   {
@@ -267,7 +273,7 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     path: ['wakes'],
-    summary: "a session's wake queue folded: pending, due, consumed, cancelled",
+    summary: "a session's wake queue folded: pending, due, consumed, cancelled; a recurring revisit with its rule and next firing",
     args: [{ name: 'id', required: true, description: 'the session id' }],
     load: () => import('./wakes.js'),
   },

@@ -1,4 +1,5 @@
-import { viewWakes } from '../../core/wake-view.js';
+import { viewWakes, type WakeView } from '../../core/wake-view.js';
+import { describeRecurrence } from '../../core/recurrence.js';
 import type { CliContext, CommandInput } from '../command.js';
 
 export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
@@ -19,12 +20,24 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
         list.map((w) => [
           w.id,
           w.state,
-          `${w.due_at}${w.provisional ? ' (provisional)' : ''}`,
+          `${w.due_at}${w.provisional ? ' (provisional)' : w.recurrence && (w.state === 'pending' || w.state === 'due') ? ' (next)' : ''}`,
           w.source,
           w.reason,
-          w.state === 'consumed' ? (w.wake_run_id ? `by ${w.wake_run_id} at ${w.settled_at}` : 'taken by a run (its record was not written: the run died first)') : w.state === 'cancelled' ? `${w.cancel_reason} at ${w.settled_at}` : w.retry_of ? `retry of ${w.retry_of}` : '',
+          w.recurrence ? recurringDetail(w) : w.state === 'consumed' ? (w.wake_run_id ? `by ${w.wake_run_id} at ${w.settled_at}` : TAKEN) : w.state === 'cancelled' ? `${w.cancel_reason} at ${w.settled_at}` : w.retry_of ? `retry of ${w.retry_of}` : '',
         ]),
       ),
     );
   for (const i of invalid) ctx.out.line(`bad line: ${i.message}`);
+}
+
+const TAKEN = 'taken by a run (its record was not written: the run died first)';
+
+/** A recurring revisit: its rule, then how often it fired and the last time; cancelled ones say why first. */
+function recurringDetail(w: WakeView): string {
+  const parts = [describeRecurrence(w.recurrence as NonNullable<WakeView['recurrence']>)];
+  if (w.state === 'cancelled') parts.unshift(`${w.cancel_reason} at ${w.settled_at}`);
+  const last = w.last_firing;
+  if (last) parts.push(`fired ${w.firings} time(s), last due ${last.due_at} ${last.as === 'cancelled' ? `skipped at ${last.at}` : last.wake_run_id ? `by ${last.wake_run_id}` : TAKEN}`);
+  else parts.push('not fired yet');
+  return parts.join('; ');
 }

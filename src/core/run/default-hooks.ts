@@ -71,13 +71,15 @@ export function emptyReplyGuard(): AfterTurnHook {
  * SPEC §5: a revisit taken in by a run that then failed for good is
  * scheduled again (`retry_of`), with a backoff that grows with its own
  * attempt count, up to MAX_WAKE_ATTEMPTS; giving up is recorded. Written
- * before the run's ending, so a crash right after it cannot lose them.
+ * before the run's ending, so a crash right after it cannot lose them. A
+ * firing of a recurring revisit is not retried: its next firing comes anyway.
  */
 export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
   return {
     afterRun(ctx, journal, ending) {
       if (ending.kind !== 'idle' || !ending.terminalError) return ending;
-      for (const w of wakes) {
+      // A recurring revisit's next firing is its retry.
+      for (const w of wakes.filter((x) => x.recurrence === null)) {
         const attempt = w.attempt + 1;
         if (attempt > MAX_WAKE_ATTEMPTS) {
           journal.error({ code: 'wake_abandoned', message: `gave up the revisit "${w.reason}" (${w.retry_of ?? w.id}) after ${MAX_WAKE_ATTEMPTS} failed attempts`, retry: 'exhausted' });

@@ -5,7 +5,7 @@
  */
 import type { PendingEvent, SessionSnapshot, Trigger } from '../schema/index.js';
 import { isAnswerType, openActions } from '../store/answer-problem.js';
-import { dueWakes } from '../store/wake-queue-fold.js';
+import { dueWakes, timedWakes } from '../store/wake-queue-fold.js';
 
 /** What a run will take in, decided from the snapshot alone. */
 export interface RunPlan {
@@ -69,7 +69,7 @@ export function nextDueMs(s: SessionSnapshot): number | null {
   };
   // While a failed run backs off, nothing else runs before its retry: revisits wait for it.
   if (s.status === 'rescheduling' && s.retry_at) return Date.parse(s.retry_at);
-  if (openActions(s).length === 0) for (const w of s.pending_wakes) consider(Date.parse(w.due_at));
+  if (openActions(s).length === 0) for (const w of timedWakes(s)) consider(Date.parse(w.due_at));
   return min;
 }
 

@@ -80,14 +80,15 @@ export async function settleLateAnswers(ctx: RunContext, journal: RunJournal, po
   }
 }
 
-/** An interrupt's effects: every open tool use closed as an error, every queued revisit cancelled, the children interrupted. Idempotent in effect. */
+/** An interrupt's effects: every open tool use closed as an error, every queued revisit cancelled (recurring ones too, but not the heartbeat), the children interrupted. Idempotent in effect. */
 export function closeForInterrupt(store: Runtime['store'], sessionId: string, journal: RunJournal): void {
   const s = store.snapshot(sessionId, { persist: false });
   journal.toolErrors(
     s.open_tool_uses.map((u) => u.id),
     'interrupted by the user before completion',
   );
-  journal.settleWakes('wake.cancelled', s.pending_wakes.map((w) => w.id), { reason: 'user.interrupt' });
+  // The agent.yaml heartbeat is the agent's configuration, not queued work: it goes on (run/heartbeat.ts).
+  journal.settleWakes('wake.cancelled', s.pending_wakes.filter((w) => w.source !== 'heartbeat').map((w) => w.id), { reason: 'user.interrupt' });
   // The tree below stops too: each child with something to stop gets an interrupt line (delegation-cascade.ts).
   if (!journal.silenced && Object.keys(s.children).length) cascadeInterrupt(store, sessionId, `the parent session ${sessionId} was interrupted`);
 }

@@ -21,6 +21,7 @@ import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import { lastText, quote, recentEvents, recordGuard } from './guard-log.js';
 import { ESCALATE } from './escalation-policy.js';
+import { parseFiringId } from '../recurrence.js';
 
 export type StaleLoopSettings = false | { replan_at: number; escalate_at: number };
 
@@ -36,10 +37,11 @@ export const STALE_OPTIONS = [
  *  - a reply (a model request with an agent.message and no tool call) counts one;
  *  - a tool call (agent.tool_use, agent.mcp_tool_use, agent.custom_tool_use), input a run took in
  *    from a person or program (a session.status_running with
- *    processed_event_ids: a message, an answer, an outcome) or an outcome's
- *    evaluation ends the streak;
- *  - nothing else counts or ends it: revisits, errors, empty replies, the
- *    guards' own nudges.
+ *    processed_event_ids: a message, an answer, an outcome), a firing of a
+ *    recurring revisit a run took in, or an outcome's evaluation ends the
+ *    streak;
+ *  - nothing else counts or ends it: one-shot revisits, errors, empty
+ *    replies, the guards' own nudges.
  * Only `events` are read (the window's recent events, RECENT in log-window.ts), far more than a streak of a few replies spans.
  */
 export function staleReplies(events: readonly SessionEvent[]): { count: number; acted: Set<string> } {
@@ -55,7 +57,8 @@ export function staleReplies(events: readonly SessionEvent[]): { count: number; 
       case 'span.outcome_evaluation_end':
         return { count, acted };
       case 'session.status_running':
-        if (e.processed_event_ids.length > 0) return { count, acted };
+        // A firing of a recurring revisit (the heartbeat, a cron) is the clock's input: "nothing to do" is a fine answer to it.
+        if (e.processed_event_ids.length > 0 || (e.wakes ?? []).some((w) => parseFiringId(w.id) !== null)) return { count, acted };
         break;
       case 'agent.message':
         if (e.content.some((b) => b.text.trim() !== '')) said = true;

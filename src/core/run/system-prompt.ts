@@ -16,6 +16,7 @@
 import type { Skill } from './skills.js';
 import type { RunEnvironment } from './environment.js';
 import type { PendingWake } from '../schema/index.js';
+import { describeRecurrence } from '../recurrence.js';
 
 /** Facts that hold for the whole session: they belong in the (cached) system prompt. */
 export interface SessionFacts {
@@ -88,6 +89,6 @@ function agentDirs(env: RunEnvironment): string[] {
 
 /** The note that opens a run's part of the conversation: when, which run, why, what is scheduled. */
 export function runContext(f: RunFacts): string {
-  const wakes = f.pendingWakes.length ? f.pendingWakes.map((w) => `  - ${w.id} due ${w.due_at}: ${w.reason}`).join('\n') : '  (none)';
+  const wakes = f.pendingWakes.length ? f.pendingWakes.map((w) => `  - ${w.id} due ${w.due_at}${w.recurrence ? ` (${describeRecurrence(w.recurrence)})` : ''}: ${w.reason}`).join('\n') : '  (none)';
   return [`[openboa] now ${f.nowIso}; this run ${f.wakeId}, woken by ${f.trigger}: ${f.wakeReason}`, 'pending revisits:', wakes].join('\n');
 }

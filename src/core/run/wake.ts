@@ -3,7 +3,8 @@
  * daemon, `openboa wake` and the tests all call.
  *
  *  1. Take the session lease (busy → OpenboaError 'busy', nothing written).
- *  2. Fold the journals; report bad lines; decide what there is to do.
+ *  2. Fold the journals; report bad lines; bring the heartbeat in line
+ *     with agent.yaml (heartbeat.ts); decide what there is to do.
  *     Nothing → `skipped`, and the log is not touched.
  *  3. Reconcile a crashed run: a tool use with no result gets an error
  *     result ("outcome unknown"), never a second execution.
@@ -29,7 +30,9 @@ import { OpenboaError } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { drainInbox } from '../store/inbox.js';
 import { INBOX_REPORT_CODE } from '../store/fold.js';
-import type { SessionSnapshot } from '../schema/index.js';
+import type { PendingWake, SessionSnapshot } from '../schema/index.js';
+import { takenId } from '../store/wake-queue-fold.js';
+import { nextFiring } from '../recurrence.js';
 import { createdAtOf, planRun, type RunPlan } from './plan.js';
 import { runContext } from './system-prompt.js';
 import { RunJournal } from './journal.js';
@@ -42,6 +45,7 @@ import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attem
 import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
 import type { LoopHooks } from './loop-hooks.js';
 import { reportToParent } from './child-report.js';
+import { reconcileHeartbeat } from './heartbeat.js';
 
 export { MAX_WAKE_ATTEMPTS } from './default-hooks.js';
 
@@ -89,6 +93,8 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     }
     const reported = [...reportRejections(rt, sessionId, snap, runId), ...reportInboxProblems(rt, sessionId, drained.problems, runId)];
     if (reported.length) snap = store.snapshot(sessionId);
+    // The queue follows agent.yaml's heartbeat before anything plans on it (a removed heartbeat starts no run).
+    if (reconcileHeartbeat(rt, sessionId, snap)) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
     if (snap.pending_wakes.some((w) => w.provisional)) {
@@ -206,7 +212,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   const res = x.result(after, {
     trigger: plan.trigger,
     processed_event_ids: plan.take.map((p) => p.id),
-    wakes_consumed: plan.wakes.map((w) => w.id),
+    wakes_consumed: plan.wakes.map(takenId),
     wakes_scheduled: after.pending_wakes.filter((w) => !wakesScheduledBefore.has(w.id)).map((w) => w.id),
     errors: journal.errors,
     failure: failureOf(after, runFailed),
@@ -237,10 +243,10 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
       trigger: plan.trigger,
       processed_event_ids: plan.take.map((p) => p.id),
       ...createdAtOf(plan.take),
-      ...(plan.wakes.length ? { wakes: plan.wakes.map((w) => ({ id: w.id, reason: w.reason, due_at: w.due_at })) } : {}),
+      ...(plan.wakes.length ? { wakes: plan.wakes.map((w) => ({ id: takenId(w), reason: w.reason, due_at: w.due_at })) } : {}),
       // What changes from run to run goes into this run's user turn, not the (cached) system prompt.
       ...(plan.take.length || plan.wakes.length
-        ? { context: runContext({ nowIso: iso(deps.clock.now()), wakeId: ctx.runId, trigger: plan.trigger, wakeReason: ctx.wakeReason, pendingWakes: snap.pending_wakes.filter((w) => !plan.wakes.some((x) => x.id === w.id)) }) }
+        ? { context: runContext({ nowIso: iso(deps.clock.now()), wakeId: ctx.runId, trigger: plan.trigger, wakeReason: ctx.wakeReason, pendingWakes: pendingAfter(snap, plan, deps.clock.now()) }) }
         : {}),
     },
   ]);
@@ -250,7 +256,7 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
   if (opened.running_wake_id !== ctx.runId) throw new RunRefused(`the log did not accept run ${ctx.runId} (last run ${opened.last_wake_id}); see session.json's rejected lines`);
   reconcile(journal, snap);
   if (plan.interrupt) applyInterrupt(ctx, journal);
-  journal.settleWakes('wake.consumed', [...plan.wakes.map((w) => w.id), ...snap.wakes_taken], { wakeRunId: ctx.runId });
+  journal.settleWakes('wake.consumed', [...plan.wakes.map(takenId), ...snap.wakes_taken], { wakeRunId: ctx.runId });
   const interrupted = plan.interrupt || (plan.recovery && snap.interrupt_taken);
   const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
   // The agent's MCP servers start once per run, before anything may call their tools (a run that only closes for an interrupt needs none).
@@ -316,6 +322,17 @@ function deliverReport(rt: Runtime, sessionId: string, after: SessionSnapshot): 
   } catch {
     // the parent's log is not writable now: reportToParent runs again whenever the daemon looks at this child
   }
+}
+
+/** The revisits still pending once this run has taken its own in: a recurring one at its next firing. */
+function pendingAfter(snap: SessionSnapshot, plan: RunPlan, nowMs: number): PendingWake[] {
+  const taken = new Set(plan.wakes.map((w) => w.id));
+  return snap.pending_wakes.flatMap((w) => {
+    if (!taken.has(w.id)) return [w];
+    if (!w.recurrence) return [];
+    const next = nextFiring(w.recurrence, Date.parse(w.due_at), nowMs);
+    return next === null ? [] : [{ ...w, due_at: iso(next) }];
+  });
 }
 
 /** The log refused this run's own opening record: it must not write anything more. */

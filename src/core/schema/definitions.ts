@@ -14,6 +14,7 @@ import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.js';
 import { ENV_NAME, EnvValue, SecretRef } from './secret-ref.js';
 import { ProviderSettingsFields, providerSettingsIssues } from './provider-settings.js';
 import { MCP_TOOL_PREFIX, McpServers } from './mcp.js';
+import { HeartbeatSettings } from './recurrence.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -113,6 +114,8 @@ export const AgentDefinition = z
     ...ProviderSettingsFields,
     /** Tools from MCP servers (schema/mcp.ts; docs/mcp.md). */
     mcp_servers: McpServers.default([]),
+    /** A recurring revisit of every root session (schema/recurrence.ts; docs/daemon.md, "Heartbeats"). */
+    heartbeat: HeartbeatSettings.optional(),
   })
   .superRefine((a, ctx) => {
     if (a.provider === 'scripted' && !a.script) {

@@ -2,6 +2,7 @@
 export * from './common.js';
 export * from './events.js';
 export * from './wake-queue.js';
+export * from './recurrence.js';
 export * from './definitions.js';
 export * from './session.js';
 export * from './tools.js';

@@ -12,6 +12,7 @@ import * as z from 'zod';
 import { DefinitionId, SessionId, Timestamp, Usage } from './common.js';
 import { SessionOverrides, StopReason } from './events.js';
 import { WakeSource } from './wake-queue.js';
+import { Recurrence } from './recurrence.js';
 import { OpenOutcome, OutcomeEvaluation } from './outcomes.js';
 import { ChildRecord, TreeUsage } from './delegation.js';
 import { PauseState } from './pause.js';
@@ -81,6 +82,11 @@ export const PendingWake = z.object({
   attempt: z.number().int().nonnegative().default(0),
   /** due_at derived from delay_seconds at read time and not yet pinned in the journal. */
   provisional: z.boolean(),
+  /**
+   * A recurring revisit's rule; null for a one-shot. Such an entry stays
+   * pending until cancelled, and its due_at is its next firing.
+   */
+  recurrence: Recurrence.nullable().default(null),
 });
 export type PendingWake = z.infer<typeof PendingWake>;
 

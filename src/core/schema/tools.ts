@@ -10,6 +10,7 @@ import { LearnInput } from './learnings.js';
 import { PromoteInput } from './versions.js';
 import { ReadSessionInput, SearchSessionsInput } from './search.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput } from './roster.js';
+import { refineRecurrence } from './recurrence.js';
 
 export const BashInput = z
   .strictObject({
@@ -51,13 +52,24 @@ export const GrepInput = z.strictObject({
 
 export const ScheduleWakeInput = z
   .strictObject({
-    delay_seconds: z.number().positive().max(366 * 86_400).optional().describe('Come back after this many seconds.'),
-    at: z.iso.datetime({ offset: true }).optional().describe('Come back at this time (ISO 8601 with offset).'),
+    delay_seconds: z.number().positive().max(366 * 86_400).optional().describe('Come back after this many seconds (repeating: the first time).'),
+    at: z.iso.datetime({ offset: true }).optional().describe('Come back at this time (ISO 8601 with offset; repeating: the first time).'),
+    every: z
+      .union([z.number(), z.string()])
+      .optional()
+      .describe('Repeat this far apart: "30m", "2h", "1d" or seconds (at least 60); first one interval from now.'),
+    cron: z.string().optional().describe('Repeat on a 5-field cron expression, e.g. "0 9 * * 1-5", or @hourly, @daily, @weekly.'),
+    timezone: z.string().optional().describe('IANA time zone of cron, e.g. Europe/Berlin; default UTC.'),
     reason: z.string().min(1).max(2000).describe('What to do on the revisit; it is shown to you then.'),
   })
-  .refine((v) => (v.delay_seconds === undefined) !== (v.at === undefined), {
-    message: 'expected exactly one of delay_seconds or at',
-    path: ['delay_seconds'],
+  .superRefine((v, ctx) => {
+    const recurring = v.every !== undefined || v.cron !== undefined;
+    if (v.delay_seconds !== undefined && v.at !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['delay_seconds'], message: 'expected exactly one of delay_seconds or at, not both' });
+    } else if (!recurring && v.delay_seconds === undefined && v.at === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['delay_seconds'], message: 'expected exactly one of delay_seconds or at (or every or cron, to come back again and again)' });
+    }
+    refineRecurrence(v, ctx);
   });
 
 export const CancelWakeInput = z.strictObject({

@@ -5,15 +5,24 @@
  * (`wake.consumed`, `wake.cancelled`). A line written by hand may be the
  * shorthand `{due_at | delay_seconds, reason}`: it is a `wake.scheduled` with
  * id `wake_line_<N>`, and `delay_seconds` counts from when the line is read.
+ *
+ * A `wake.scheduled` with `every` (seconds) or `cron` (+ `timezone`) is a
+ * recurring revisit: `due_at` is its first firing (for cron, the first
+ * occurrence at or after it), and each firing is taken in and consumed like
+ * a revisit of its own, under the id `<schedule id>@<firing time>`
+ * (wake-queue-fold.ts). A `wake.cancelled` of the schedule's own id stops it.
  */
 import * as z from 'zod';
 import { Timestamp } from './common.js';
+import { refineRecurrence, type Recurrence } from './recurrence.js';
 
-export const WakeSource = z.enum(['agent', 'cli', 'hand', 'retry', 'daemon']);
+/** `heartbeat`: the recurring revisit agent.yaml's `heartbeat:` gives a root session (run/heartbeat.ts). */
+export const WakeSource = z.enum(['agent', 'cli', 'hand', 'retry', 'daemon', 'heartbeat']);
 export type WakeSource = z.infer<typeof WakeSource>;
 
 const scheduledFields = {
-  id: z.string().min(1).optional(),
+  /** `@` is kept for the ids of a recurring revisit's firings. */
+  id: z.string().min(1).regex(/^[^@]*$/, 'expected an id without "@" (it names the firings of recurring revisits)').optional(),
   due_at: Timestamp.optional(),
   /** At most ten years: anything later is surely a mistake (and past what a Date can hold, a crash). */
   delay_seconds: z.number().nonnegative().max(10 * 366 * 86_400, 'expected at most ten years of seconds').optional(),
@@ -26,9 +35,17 @@ const scheduledFields = {
   attempt: z.number().int().positive().optional(),
   /** The run that scheduled it, when an agent did. */
   wake_run_id: z.string().optional(),
+  /** Recurring: seconds between firings, counted from due_at (at least 60). */
+  every: z.number().int().optional(),
+  /** Recurring: a cron expression (5 fields, or @hourly, @daily, ...), read in `timezone`. */
+  cron: z.string().optional(),
+  /** The IANA time zone of `cron` (default UTC). */
+  timezone: z.string().optional(),
 };
 
-function exactlyOneTime(v: { due_at?: string | undefined; delay_seconds?: number | undefined }, ctx: z.RefinementCtx) {
+type ScheduledShape = { due_at?: string | undefined; delay_seconds?: number | undefined; every?: number | undefined; cron?: string | undefined; timezone?: string | undefined };
+
+function checkScheduled(v: ScheduledShape, ctx: z.RefinementCtx) {
   if ((v.due_at === undefined) === (v.delay_seconds === undefined)) {
     ctx.addIssue({
       code: 'custom',
@@ -36,14 +53,19 @@ function exactlyOneTime(v: { due_at?: string | undefined; delay_seconds?: number
       message: 'expected exactly one of due_at (ISO time) or delay_seconds (number)',
     });
   }
+  // A delay would be pinned by a second line, and a recurring revisit's firings are named by their times: give the first one.
+  if ((v.every !== undefined || v.cron !== undefined) && v.delay_seconds !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['delay_seconds'], message: 'a recurring revisit (every or cron) needs due_at, its first firing, not delay_seconds' });
+  }
+  refineRecurrence(v, ctx);
 }
 
 export const WakeScheduled = z
   .looseObject({ type: z.literal('wake.scheduled'), ...scheduledFields })
-  .superRefine(exactlyOneTime);
+  .superRefine(checkScheduled);
 
 /** The hand-written shorthand: no `type`. */
-export const WakeShorthand = z.looseObject(scheduledFields).superRefine(exactlyOneTime);
+export const WakeShorthand = z.looseObject(scheduledFields).superRefine(checkScheduled);
 
 export const WakeConsumed = z.looseObject({
   type: z.literal('wake.consumed'),
@@ -75,6 +97,8 @@ export type WakeRecord =
       wake_run_id?: string | undefined;
       /** true when due_at was computed from delay_seconds at read time (not yet pinned in the journal). */
       provisional?: boolean;
+      /** A recurring revisit's rule; due_at is then its first firing. */
+      recurrence?: Recurrence | undefined;
     }
   | z.output<typeof WakeConsumed>
   | z.output<typeof WakeCancelled>;
@@ -87,4 +111,6 @@ export type NewWakeScheduled = {
   retry_of?: string;
   attempt?: number;
   wake_run_id?: string;
+  /** A recurring revisit: due_at is its first firing (for cron, an occurrence). */
+  recurrence?: Recurrence;
 };

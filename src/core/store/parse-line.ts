@@ -14,6 +14,7 @@ import {
   WakeScheduled,
   WakeShorthand,
   isEventType,
+  recurrenceOf,
   type SessionEvent,
   type WakeRecord,
   type WakeSource,
@@ -21,6 +22,7 @@ import {
 import { lineEventId, lineWakeId } from '../ids.js';
 import { migrateEvent } from './migrations.js';
 import { iso } from '../clock.js';
+import { firstFiring } from '../recurrence.js';
 import { cutHead } from '../text-cut.js';
 import type { RawLine } from './jsonl.js';
 
@@ -232,8 +234,13 @@ export function parseWakeLine(raw: RawLine, readAtMs: number): ParsedWakeLine {
       if (!r.success) return fail(`${where}: ${v.type ?? 'wake shorthand'}: ${describeIssues(r.error)}`, idOf(v));
       const d = r.data;
       const provisional = d.due_at === undefined;
-      const dueMs = provisional ? readAtMs + (d.delay_seconds ?? 0) * 1000 : Date.parse(d.due_at as string);
+      let dueMs: number | null = provisional ? readAtMs + (d.delay_seconds ?? 0) * 1000 : Date.parse(d.due_at as string);
       if (!Number.isFinite(dueMs) || Math.abs(dueMs) > 8.64e15) return fail(`${where}: ${v.type ?? 'wake shorthand'}: due_at: not a time that exists`, idOf(v));
+      const recurrence = recurrenceOf(d);
+      if (recurrence) {
+        dueMs = firstFiring(recurrence, dueMs);
+        if (dueMs === null || Math.abs(dueMs) > 8.64e15) return fail(`${where}: ${v.type ?? 'wake shorthand'}: cron: "${d.cron}" never fires at or after ${d.due_at}`, idOf(v));
+      }
       const source: WakeSource = d.source ?? 'hand';
       return {
         kind: 'wake',
@@ -249,6 +256,7 @@ export function parseWakeLine(raw: RawLine, readAtMs: number): ParsedWakeLine {
           attempt: d.attempt,
           wake_run_id: d.wake_run_id,
           ...(provisional ? { provisional: true } : {}),
+          ...(recurrence ? { recurrence } : {}),
         },
       };
     }

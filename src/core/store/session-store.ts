@@ -355,6 +355,7 @@ export class SessionStore {
     return this.appendEvents(sessionId, [event], { durable: true })[0] as SessionEvent;
   }
 
+  /** Appends a wake.scheduled (a recurring one's rule as its `every`, or `cron` and `timezone`, fields) and returns it. */
   scheduleWake(sessionId: string, w: NewWakeScheduled): WakeRecord & { type: 'wake.scheduled' } {
     const p = this.forWrite(sessionId);
     const rec = {
@@ -368,8 +369,8 @@ export class SessionStore {
       ...(w.attempt ? { attempt: w.attempt } : {}),
       ...(w.wake_run_id ? { wake_run_id: w.wake_run_id } : {}),
     };
-    this.append(p, p.wakeQueue, [JSON.stringify(rec)], true);
-    return rec;
+    this.append(p, p.wakeQueue, [JSON.stringify({ ...rec, ...w.recurrence })], true);
+    return { ...rec, ...(w.recurrence ? { recurrence: w.recurrence } : {}) };
   }
 
   /** Appends wake.consumed / wake.cancelled records in one write. */
