@@ -281,8 +281,9 @@ export async function removeStaleTemps(v: VersionedDir, now: number, olderThanMs
  * appending are serialised with the other writers of the log (another
  * session's file tools, its scans), so none of them waits on this
  * directory's walk. A path recorded by another writer after the walk began
- * is not inferred deleted by this scan (the walk may have passed by before
- * it was there).
+ * is left to the next scan: not inferred deleted (the walk may have passed
+ * by before it was there), nor written over with what the walk saw (which
+ * may be older than that record).
  *
  * Never blocks the event loop for long: the walk and the reads yield, the
  * contents are written asynchronously, each touched store directory is
@@ -324,6 +325,8 @@ export async function scanAndRecord(v: VersionedDir, state: ScanState, who: Who,
       const data = f.data;
       delete f.data; // the cache keeps hashes, not contents
       if (++n % 256 === 0) await yieldToLoop();
+      // Recorded by another writer since the walk began: that record may be fresher than what the walk saw. The next scan looks again.
+      if (latest.newerThan(f.rel, mark)) continue;
       const last = latest.present(f.rel);
       if (f.sha256 === null) {
         if (last?.op === 'too_large' && last.bytes === f.bytes) continue;
