@@ -18,6 +18,9 @@
  *              file names and a learning; another session reads them back;
  *              the home, the model's requests and the CLI's output must hold
  *              no 16 characters of it
+ *  6. memory-swap  an agent's bash swaps a directory and a symlink in its
+ *              /memory in a loop while another agent's session is timed,
+ *              then makes a huge tree there and its turn is timed
  *
  * It prints one JSON object per part, then a short summary, and exits 1 if
  * any invariant is violated (every figure under `invariants` must be 0).
@@ -33,9 +36,10 @@ import { writers } from './chaos/writers.js';
 import { symlinkRace } from './chaos/symlink.js';
 import { searchScope } from './chaos/search-scope.js';
 import { secretsPart } from './chaos/secrets.js';
+import { memorySwap } from './chaos/memory-swap.js';
 
 const o = options({
-  parts: 'soak,writers,search,secrets,symlink',
+  parts: 'soak,writers,search,secrets,memory-swap,symlink',
   seed: 1,
   // part 1
   sessions: 30,
@@ -66,6 +70,10 @@ const o = options({
   'search-agents': 4,
   'search-sessions': 300,
   'search-queries': 40,
+  // part 6
+  'memory-swap-seconds': 10,
+  'memory-reply-bound-ms': 5000,
+  'memory-tree-bound-ms': 6000,
   keep: 0,
 });
 
@@ -75,7 +83,7 @@ if (!fs.existsSync(CLI)) {
 }
 
 const parts = String(o.parts).split(',').map((p) => p.trim()).filter(Boolean);
-const known = ['soak', 'writers', 'search', 'secrets', 'symlink'];
+const known = ['soak', 'writers', 'search', 'secrets', 'memory-swap', 'symlink'];
 for (const p of parts) {
   if (!known.includes(p)) {
     console.error(`unknown part "${p}"; known: ${known.join(', ')}`);
@@ -127,6 +135,8 @@ try {
       });
     } else if (p === 'search') {
       r = await searchScope({ seed: o.seed, agents: o['search-agents'], sessions: o['search-sessions'], queries: o['search-queries'], keep });
+    } else if (p === 'memory-swap') {
+      r = await memorySwap({ swapSeconds: o['memory-swap-seconds'], replyBoundMs: o['memory-reply-bound-ms'], treeBoundMs: o['memory-tree-bound-ms'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else if (p === 'symlink') {
       r = await symlinkRace({ seed: o.seed, ops: o['symlink-ops'], opsPerReply: o['symlink-ops-per-reply'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else {

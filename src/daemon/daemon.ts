@@ -129,7 +129,8 @@ export class Daemon {
       },
     });
     this.definitions = new DefinitionWatcher({
-      dirs: [rt.home.agentsDir, rt.home.environmentsDir],
+      agentsDir: rt.home.agentsDir,
+      environmentsDir: rt.home.environmentsDir,
       poll: o.poll,
       ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
       onChange: () => this.definitionsChanged(),

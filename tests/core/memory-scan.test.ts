@@ -13,9 +13,12 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { tempHome } from '../helpers/home.js';
 import { ManualClock } from '../helpers/clock.js';
-import { MEMORY_SCAN_MAX_CHANGES, MEMORY_TEMP_STALE_MS, newScanState, scanAndRecord } from '../../src/core/memory/memory-dir.js';
+import { MEMORY_SCAN_MAX_CHANGES, MEMORY_TEMP_STALE_MS, newScanState, recordContent, SCAN_MIN_STORED, scanAndRecord } from '../../src/core/memory/memory-dir.js';
+import { CHANGED, scanTree } from '../../src/core/memory/tree-scan.js';
+import { startSwapper } from '../helpers/swapper.js';
 import { memoryVersioned, readContent, readVersions, sha256Of } from '../../src/core/memory/version-store.js';
 import { VersionLine } from '../../src/core/schema/index.js';
+import { Redactor } from '../../src/core/redact.js';
 
 const who = { session_id: 'sess', wake_id: 'wrun_1' };
 
@@ -31,7 +34,8 @@ const ops = (lines: VersionLine[]) => lines.map((l) => l.op);
 test('a scan of 5,000 changed files keeps the event loop turning and records at most MEMORY_SCAN_MAX_CHANGES lines, the rest at the next scans', async (t) => {
   const { v, clock } = setup(t);
   for (let i = 0; i < 5000; i++) fs.writeFileSync(path.join(v.dir, `f${i}`), `content ${i} ${'x'.repeat(i % 200)}`);
-  const st = newScanState(v);
+  // No time budget: this is about the bound in lines (the budget has tests of its own).
+  const st = newScanState(v, { walkBudgetMs: Infinity, storeBudgetMs: Infinity });
   let ticks = 0;
   let last = performance.now();
   let longest = 0;
@@ -209,7 +213,7 @@ test("within a run, unchanged files are not read again; each run's first scan ha
     [['write', 'b.md']],
   );
   // The version log is read on, not from its start: with a long log and an empty directory, a run's scan reads little.
-  const big = () => newScanState(v, { racyMs: 0, maxChanges: 5000 });
+  const big = () => newScanState(v, { racyMs: 0, maxChanges: 5000, walkBudgetMs: Infinity, storeBudgetMs: Infinity });
   for (let i = 0; i < 2000; i++) fs.writeFileSync(path.join(v.dir, `n${i}.md`), `${i}`);
   await scanAndRecord(v, big(), who, clock);
   for (const n of fs.readdirSync(v.dir)) fs.rmSync(path.join(v.dir, n));
@@ -266,4 +270,124 @@ test('old log lines still parse; a scan_incomplete marker is only ever the direc
   assert.ok(!VersionLine.safeParse({ ...base, path: 'a.md', op: 'scan_incomplete' }).success);
   assert.ok(!VersionLine.safeParse({ ...base, path: '.', op: 'delete' }).success);
   assert.ok(!VersionLine.safeParse({ ...base, path: 'a.md', op: 'over_quota' }).success, 'over_quota names the sha256 it did not keep');
+});
+
+/** Swaps the directory `a` and the symlink `b` in `dir` with three renames (what a racing shell does between two looks). */
+function swapNow(dir: string, a: string, b: string) {
+  fs.renameSync(path.join(dir, a), path.join(dir, 'swap-tmp'));
+  fs.renameSync(path.join(dir, b), path.join(dir, a));
+  fs.renameSync(path.join(dir, 'swap-tmp'), path.join(dir, b));
+}
+
+test('an entry that changes kind under the walk (a directory swapped with a symlink) makes the scan incomplete, never complete without it', async (t) => {
+  const { v } = setup(t);
+  fs.writeFileSync(path.join(v.dir, 'a.md'), 'first in the walk');
+  fs.mkdirSync(path.join(v.dir, 'rd'));
+  fs.writeFileSync(path.join(v.dir, 'rd', 'note.md'), 'a note');
+  fs.symlinkSync('/etc', path.join(v.dir, 'rd_alt'));
+  let swapped = false;
+  // The walk has listed the top (a.md, rd as a directory, rd_alt as a symlink) when it meets a.md: swap there.
+  const scan = await scanTree(v.dir, {
+    maxEntries: 100,
+    maxFileBytes: 1000,
+    maxTotalBytes: 10_000,
+    exclude: (rel) => {
+      if (rel === 'a.md' && !swapped) {
+        swapNow(v.dir, 'rd', 'rd_alt');
+        swapped = true;
+      }
+      return false;
+    },
+  });
+  assert.ok(swapped);
+  // rd/note.md was never seen (rd was a symlink when the walk looked): a complete scan would log it deleted.
+  assert.equal(scan.files.has('rd/note.md'), false);
+  assert.equal(scan.complete, false);
+  assert.equal(scan.incomplete, CHANGED);
+});
+
+test('scans while another process swaps a directory and a symlink in a loop (RENAME_EXCHANGE) end, never lose the files from the versions, and say the directory kept changing', async (t) => {
+  const { v, clock } = setup(t);
+  fs.mkdirSync(path.join(v.dir, 'rd'));
+  const notes = Array.from({ length: 20 }, (_, i) => `note-${i}.md`);
+  for (const n of notes) fs.writeFileSync(path.join(v.dir, 'rd', n), n);
+  fs.symlinkSync('/etc', path.join(v.dir, 'rd_alt'));
+  assert.equal((await scanAndRecord(v, newScanState(v), who, clock)).length, 20);
+  const swapper = await startSwapper(v.dir, 'rd', 'rd_alt', { seconds: 60, done: path.join(path.dirname(v.dir), 'swapper-done') });
+  t.after(() => swapper.stop());
+  const logged: VersionLine[] = [];
+  const lost: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    logged.push(...(await scanAndRecord(v, newScanState(v), who, clock)));
+    // Each note is always in the directory, under rd/ or rd_alt/: the log must say one or the other.
+    const latest = new Map(readVersions(v).lines.map((l) => [l.line.path, l.line.op]));
+    const present = (p: string) => latest.has(p) && latest.get(p) !== 'delete';
+    lost.push(...notes.filter((n) => !present(`rd/${n}`) && !present(`rd_alt/${n}`)).map((n) => `scan ${i}: ${n}`));
+  }
+  await swapper.stop();
+  assert.deepEqual(lost.slice(0, 5), [], `notes logged deleted under both names while the directory was being swapped (${swapper.mode})`);
+  assert.ok(
+    logged.some((l) => l.op === 'scan_incomplete' && l.message?.startsWith(CHANGED)),
+    `no scan noticed the swapping: ${JSON.stringify(logged.map((l) => [l.op, l.path]))}`,
+  );
+});
+
+test("a scan's time budget stops its walk (incomplete, saying so) and its storing (the rest at the next scans), measured on the clock it is given", async (t) => {
+  const { v, clock } = setup(t);
+  for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(v.dir, `f${String(i).padStart(3, '0')}`), `content ${i}`);
+  // A clock that moves one "ms" each time it is read: the budget counts steps of work, not real time.
+  let ticks = 0;
+  const work = () => ticks++;
+  const walkCut = newScanState(v, { walkBudgetMs: 50, racyMs: 0 }, Redactor.none, work);
+  const first = await scanAndRecord(v, walkCut, who, clock);
+  const writes = first.filter((l) => l.op === 'write').length;
+  assert.ok(writes > 0 && writes < 60, `${writes} files recorded by a scan whose walk had 50 steps`);
+  assert.equal(first.at(-1)?.op, 'scan_incomplete');
+  assert.match(first.at(-1)?.message ?? '', /^the scan took longer than its time budget \(50 ms\): no deletion was inferred/);
+  // Storing: at least SCAN_MIN_STORED contents each scan, then as many as the budget's steps.
+  const storeCut = newScanState(v, { walkBudgetMs: Infinity, storeBudgetMs: 3, racyMs: 0 }, Redactor.none, work);
+  const before = readVersions(v).lines.length;
+  const second = await scanAndRecord(v, storeCut, who, clock);
+  const stored = second.filter((l) => l.op === 'write');
+  assert.ok(stored.length >= SCAN_MIN_STORED && stored.length < 200 - writes, `${stored.length} contents stored`);
+  assert.match(second.at(-1)?.message ?? '', /more changes than its time budget \(3 ms\) could store: the other changes are recorded by the next scans/);
+  for (const l of stored) assert.ok(readContent(v, l.sha256!), `${l.path}: its line names a stored content`);
+  assert.equal(readVersions(v).lines.length, before + second.length);
+  // With time, the next scans record the rest: every file once.
+  const rest = newScanState(v, { walkBudgetMs: Infinity, storeBudgetMs: Infinity, racyMs: 0 });
+  await scanAndRecord(v, rest, who, clock);
+  const all = readVersions(v).lines.filter((l) => l.line.op === 'write').map((l) => l.line.path);
+  assert.equal(all.length, 200);
+  assert.equal(new Set(all).size, 200);
+});
+
+test("the walk holds no lock: another session's write to memory is recorded while a scan walks the directory, and the scan does not undo it", async (t) => {
+  const { v, clock } = setup(t);
+  fs.writeFileSync(path.join(v.dir, 'a.md'), 'first');
+  for (let i = 0; i < 500; i++) fs.writeFileSync(path.join(v.dir, `f${i}`), `content ${i}`);
+  let scanned = false;
+  const scanning = scanAndRecord(v, newScanState(v, { walkBudgetMs: Infinity, storeBudgetMs: Infinity }), who, clock).then((lines) => {
+    scanned = true;
+    return lines;
+  });
+  // A few turns of the event loop: the scan is walking (it yields every few dozen files), past a.md (the first).
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(scanned, false);
+  // As the file tools do: the file written, then its version recorded.
+  fs.writeFileSync(path.join(v.dir, 'a.md'), 'second');
+  fs.writeFileSync(path.join(v.dir, 'other.md'), 'from another session');
+  await recordContent(v, 'a.md', Buffer.from('second'), 'write', { session_id: 'other', wake_id: 'wrun_2' }, clock);
+  await recordContent(v, 'other.md', Buffer.from('from another session'), 'write', { session_id: 'other', wake_id: 'wrun_2' }, clock);
+  assert.equal(scanned, false, "the other session's writes waited for the whole scan");
+  const lines = await scanning;
+  assert.equal(lines.filter((l) => l.op === 'write' && l.path.startsWith('f')).length, 500);
+  // What the walk saw of a.md ("first") is older than the other session's record: not logged over it; nor is
+  // other.md, recorded after the walk had listed the directory, logged deleted.
+  assert.deepEqual(
+    lines.filter((l) => !l.path.startsWith('f')).map((l) => [l.op, l.path]),
+    [],
+  );
+  const latest = new Map(readVersions(v).lines.map((l) => [l.line.path, l.line]));
+  assert.equal(latest.get('a.md')?.sha256, sha256Of(Buffer.from('second')));
+  assert.deepEqual(await scanAndRecord(v, newScanState(v), who, clock), []);
 });

@@ -17,6 +17,12 @@
  *   caller then infers no deletions;
  * - a file that changes while it is read (its size or mtime differ before
  *   and after) is reported `unsure`, not hashed: the next scan sees it;
+ * - an entry that changes under the walk (listed as a directory and found a
+ *   symlink, gone between the listing and the look: a shell renaming in a
+ *   loop) is never looked at again; the scan says it is incomplete, since a
+ *   file it did not see may only have moved;
+ * - `overBudget` (the caller's time budget) is asked before each entry:
+ *   once it gives a reason the scan stops there, incomplete;
  * - a name that is not valid UTF-8 is scanned under its escaped name
  *   (VirtualFs.walk), then as `name` maps it (redacted); two files that end
  *   up with one name are both `unsure` and the scan incomplete, rather than
@@ -77,6 +83,8 @@ export interface ScanOptions {
    */
   wanted?: (rel: string, sha256: string) => boolean;
   signal?: AbortSignal;
+  /** Why the scan must stop now (its budget is spent), or null to go on; asked before each entry. */
+  overBudget?: () => string | null;
   /** A file changed less than this long before it was read is read again by the next scan (default RACY_MS). */
   racyMs?: number;
   /** A file's path as the scan reports it (default: as walked). Must be pure: the cache is keyed by it. */
@@ -95,6 +103,9 @@ export interface ScanOptions {
  * ctime past the one recorded. (git calls such index entries racily clean.)
  */
 export const RACY_MS = 2000;
+
+/** Why a scan is incomplete when entries changed under its walk (one text: a marker is logged once per run and reason). */
+export const CHANGED = 'the directory changed while it was scanned';
 
 /** The key of a file no scan may reuse: it matches no keyOf(). */
 const NO_KEY = '';
@@ -115,6 +126,7 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
   } catch {
     return out;
   }
+  let budget: string | null = null;
   let total = 0;
   let files = 0;
   let bytes = 0;
@@ -155,7 +167,8 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
         }
         const got = readWhole(e, o.maxFileBytes, o.racyMs ?? RACY_MS, o.content);
         if (got === 'unsure') out.unsure.add(rel);
-        else if (got !== 'gone') {
+        else if (got === 'gone') stop(CHANGED);
+        else {
           total += got.read;
           const { data, read, ...rest } = got;
           const keep = data !== null && rest.sha256 !== null && o.wanted?.(rel, rest.sha256) === true;
@@ -170,11 +183,20 @@ export async function scanTree(dir: string, o: ScanOptions): Promise<TreeScan> {
         }
         return true;
       },
-      { maxEntries: o.maxEntries, signal: o.signal },
+      {
+        maxEntries: o.maxEntries,
+        signal: o.signal,
+        stop: () => {
+          budget ??= o.overBudget?.() ?? null;
+          return budget !== null;
+        },
+      },
     );
     if (walked.truncated) stop(`more than ${o.maxEntries} entries`);
     if (walked.tooDeep) stop('directories nested deeper than the scan goes (64 levels)');
-    if (o.signal?.aborted) stop('stopped');
+    if (walked.changed > 0) stop(CHANGED);
+    if (budget !== null) stop(budget);
+    else if (walked.stopped) stop('stopped');
   } finally {
     root.close();
   }

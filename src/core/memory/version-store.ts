@@ -81,13 +81,15 @@ const STORE_TEMP = /^\.[0-9a-f]{64}\.[0-9a-f]{12}\.tmp$/;
  * Stores each content once (like storeContent) without blocking the event
  * loop: every new content file is written and fsynced, then renamed, and
  * each directory that gained a file is fsynced once at the end. When this
- * resolves every content is durable (so its line may be appended). Returns
- * the sha256s in order.
+ * resolves every content it returns a sha256 for is durable (so its line
+ * may be appended). Returns the sha256s in order: of all the contents, or
+ * of the first ones when `stop(done)`, asked before each, said to stop.
  */
-export async function storeContents(v: VersionedDir, contents: readonly Uint8Array[]): Promise<string[]> {
+export async function storeContents(v: VersionedDir, contents: readonly Uint8Array[], stop: (done: number) => boolean = () => false): Promise<string[]> {
   const dirs = new Set<string>();
   const out: string[] = [];
   for (const data of contents) {
+    if (stop(out.length)) break;
     const sha = sha256Of(data);
     out.push(sha);
     const file = contentFile(v, sha);
@@ -260,6 +262,9 @@ export class LatestVersions {
   /** The contents the log's lines stored (each once) and their bytes in all: the store's size as the log tells it. */
   readonly stored = new Set<string>();
   storedBytes = 0;
+  /** Lines taken in so far (a line taken again counts again): a mark, to tell the paths whose latest line came after it. */
+  taken = 0;
+  private readonly takenAt = new Map<string, number>();
 
   constructor(private readonly v: VersionedDir) {}
 
@@ -267,6 +272,7 @@ export class LatestVersions {
     const r = readLines(this.v.log, this.cursor);
     if (r.reset) {
       this.byPath.clear();
+      this.takenAt.clear();
       this.stored.clear();
       this.storedBytes = 0;
     }
@@ -281,10 +287,16 @@ export class LatestVersions {
   take(line: VersionLine): void {
     if (line.path === DIRECTORY_PATH) return;
     this.byPath.set(line.path, line);
+    this.takenAt.set(line.path, ++this.taken);
     if (line.sha256 !== null && STORED_OPS.has(line.op) && !this.stored.has(line.sha256)) {
       this.stored.add(line.sha256);
       this.storedBytes += line.bytes ?? 0;
     }
+  }
+
+  /** Whether `path`'s latest line was taken in after the mark `taken` had (a path this knows nothing of: false). */
+  newerThan(path: string, mark: number): boolean {
+    return (this.takenAt.get(path) ?? 0) > mark;
   }
 
   /** Whether `path` exists as of the log (its latest line is not a delete). */

@@ -282,13 +282,21 @@ export class VirtualFs {
    * Names are read as bytes and opened as bytes, so a name that is not
    * valid UTF-8 is visited too (its `rel` escaped, see walkName). Returns
    * how many entries were looked at, whether it stopped at maxEntries
-   * (`truncated`), and whether a directory deeper than MAX_WALK_DEPTH was
-   * left out (`tooDeep`): either way not every file was visited.
+   * (`truncated`), whether a directory deeper than MAX_WALK_DEPTH was left
+   * out (`tooDeep`), whether it stopped because `signal` aborted or `stop()`
+   * said so (`stopped`; stop is asked before each entry), and how many
+   * entries changed under it (`changed`): listed as one kind and found
+   * another, gone between the listing and the look, or a directory that
+   * could not be entered. It never looks again at such an entry (a shell
+   * can keep swapping it for as long as the walk would retry); any of these
+   * means not every file was visited.
    */
-  async walk(root: Opened, visit: (e: WalkEntry) => boolean | Promise<boolean>, o: { signal?: AbortSignal; maxEntries: number }): Promise<{ seen: number; truncated: boolean; tooDeep: boolean }> {
+  async walk(root: Opened, visit: (e: WalkEntry) => boolean | Promise<boolean>, o: { signal?: AbortSignal; stop?: () => boolean; maxEntries: number }): Promise<{ seen: number; truncated: boolean; tooDeep: boolean; stopped: boolean; changed: number }> {
     let seen = 0;
     let truncated = false;
     let tooDeep = false;
+    let stopped = false;
+    let changed = 0;
     const descend = async (dirFd: number, virtual: string, rel: string, depth: number): Promise<boolean> => {
       let raw: Array<fs.Dirent<Buffer>>;
       try {
@@ -301,7 +309,10 @@ export class VirtualFs {
         const bytes = dr.name;
         const d = { name: walkName(bytes) };
         const here = () => rawAt(dirFd, bytes);
-        if (o.signal?.aborted) return false;
+        if (o.signal?.aborted || o.stop?.()) {
+          stopped = true;
+          return false;
+        }
         if (++seen > o.maxEntries) {
           truncated = true;
           return false;
@@ -333,8 +344,11 @@ export class VirtualFs {
         try {
           st = fs.lstatSync(here());
         } catch {
+          changed += 1; // gone since the listing (or renamed away: it may be elsewhere, unseen)
           continue;
         }
+        const listed = kindOf(dr);
+        if (listed !== null && listed !== kindOf(st)) changed += 1;
         if (st.isDirectory()) {
           if (depth >= MAX_WALK_DEPTH) {
             tooDeep = true;
@@ -344,7 +358,8 @@ export class VirtualFs {
           try {
             fd = fs.openSync(here(), DIR_FLAGS);
           } catch {
-            continue; // swapped for a symlink or removed meanwhile: not followed
+            changed += 1; // swapped for a symlink or removed meanwhile: not followed
+            continue;
           }
           try {
             if (!(await descend(fd, v, r, depth + 1))) return false;
@@ -359,7 +374,7 @@ export class VirtualFs {
       return true;
     };
     await descend(root.fd, root.virtual, '', 0);
-    return { seen, truncated, tooDeep };
+    return { seen, truncated, tooDeep, stopped, changed };
   }
 
   private describeRoots(write?: boolean): string {
@@ -417,6 +432,15 @@ function rawAt(dirFd: number, name: Buffer): Buffer {
 
 function split(p: string): string[] {
   return p.split('/').filter(Boolean);
+}
+
+/** The kind of a listed entry or of an lstat; null when the listing did not say (DT_UNKNOWN). */
+function kindOf(e: fs.Dirent<Buffer> | fs.Stats): 'file' | 'directory' | 'symlink' | 'other' | null {
+  if (e.isFile()) return 'file';
+  if (e.isDirectory()) return 'directory';
+  if (e.isSymbolicLink()) return 'symlink';
+  if (e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()) return 'other';
+  return null;
 }
 
 /** What `name` in the directory `dirFd` is now (never followed), or null when it is gone. */
