@@ -60,6 +60,12 @@ function childLines(children: ChildView[]): string[] {
   return lines;
 }
 
+/** Spawns refused in this session for a limit or an interrupt (session.spawn_refused; docs/delegation.md). */
+function refusalLines(s: SessionSnapshot): string[] {
+  const own = s.spawn_refusals.last;
+  return own ? [`spawns     ${s.spawn_refusals.count} refused here; the last at ${own.at}: ${oneLine(own.message, 160)}`] : [];
+}
+
 export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
   redactFor(ctx, args.id as string);
   const st = await sessionStatus(ctx.store, ctx.deps.clock, args.id as string);
@@ -84,6 +90,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
     lines.push(...outcomeLines(s));
     lines.push(...waitingLines(s.id, st.requires_action.map((a) => ({ ...a, escalation: escalations.get(a.id) ?? null }))));
     lines.push(...childLines(children));
+    lines.push(...refusalLines(s));
     lines.push(`wakes      ${s.pending_wakes.length} pending (${st.due_wakes} due), ${s.wakes_consumed} consumed, ${s.wakes_cancelled} cancelled; next ${st.next_wake_at ?? '-'}`);
     for (const [file, n] of [['events.jsonl', s.held_back.events], ['wake-queue.jsonl', s.held_back.wake_queue]] as const) {
       if (n) lines.push(`unfinished ${n} byte(s) at the end of ${file} have no final newline yet; the daemon reads them once they do (or seals them after ${TAIL_GRACE_MS / 1000} s)`);
