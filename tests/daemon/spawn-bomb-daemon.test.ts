@@ -26,7 +26,8 @@ test('an interrupt of the root stops a spawn bomb the daemon is running four run
       await gate;
     },
   });
-  const u = unitRun(t, { agents: { bomb: { delegates: 'self' } }, model: m.model });
+  // Limits far above the bomb: only the interrupt stops it.
+  const u = unitRun(t, { agents: { bomb: { delegates: 'self', limits: { max_tree_sessions: 2000, max_spawns_per_minute: 100_000 } } }, model: m.model });
   const root = u.newSession('bomb');
   u.store.appendUserEvent(root, { type: 'user.message', content: [{ type: 'text', text: 'split this in four' }] });
   const d = await startDaemon(t, u, { concurrency: 4 });

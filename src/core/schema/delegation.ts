@@ -37,7 +37,7 @@ export const ThreadCreatedFields = {
  * the agent.yaml limits, or `interrupted` (this session or one above it was
  * interrupted after the run began).
  */
-export const SPAWN_REFUSAL_REASONS = ['max_spawn_depth', 'max_children', 'interrupted'] as const;
+export const SPAWN_REFUSAL_REASONS = ['max_spawn_depth', 'max_children', 'max_tree_sessions', 'max_spawns_per_minute', 'interrupted'] as const;
 export type SpawnRefusalReason = (typeof SPAWN_REFUSAL_REASONS)[number];
 
 /** Ours: `session.spawn_refused`, written by the run whose spawn_session was refused, before the tool's error result. */

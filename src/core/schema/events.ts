@@ -91,6 +91,9 @@ export const SessionCreated = event('session.created', {
   depth: z.number().int().positive().optional(),
   /** Ours: the tightest max_spawn_depth of its ancestors, which binds its own spawns too. */
   tree_max_depth: z.number().int().nonnegative().optional(),
+  /** Ours: the tightest max_tree_sessions and max_spawns_per_minute of its ancestors (docs/delegation.md). */
+  tree_max_sessions: z.number().int().positive().optional(),
+  tree_max_spawns_per_minute: z.number().int().nonnegative().optional(),
   overrides: SessionOverrides.optional(),
 });
 

@@ -166,6 +166,9 @@ export const SessionSnapshot = z.object({
   depth: z.number().int().nonnegative().default(0),
   /** The tightest max_spawn_depth of its ancestors (null for a root): binds this session's spawns too. */
   tree_max_depth: z.number().int().nonnegative().nullable().default(null),
+  /** The tightest max_tree_sessions and max_spawns_per_minute of its ancestors (null for a root). */
+  tree_max_sessions: z.number().int().positive().nullable().default(null),
+  tree_max_spawns_per_minute: z.number().int().nonnegative().nullable().default(null),
   /**
    * The newest user.interrupt's time, pending or taken in (null: none). A
    * descendant whose work was asked for before it does none of that work,

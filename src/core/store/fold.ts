@@ -60,6 +60,8 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     outcome: null,
     depth: 0,
     tree_max_depth: null,
+    tree_max_sessions: null,
+    tree_max_spawns_per_minute: null,
     last_interrupt_at: null,
     mandate_at: null,
     spawn_refusals: { count: 0, last: null },
@@ -303,6 +305,8 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.parent_session_id = e.parent_session_id ?? null;
       s.depth = e.depth ?? 0;
       s.tree_max_depth = e.tree_max_depth ?? null;
+      s.tree_max_sessions = e.tree_max_sessions ?? null;
+      s.tree_max_spawns_per_minute = e.tree_max_spawns_per_minute ?? null;
       s.overrides = { ...(e.overrides ?? {}) };
       s.created_at = e.created_at;
       s.updated_at = e.created_at;

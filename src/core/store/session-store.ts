@@ -62,6 +62,9 @@ export interface CreateSessionInput {
   depth?: number;
   /** The tightest max_spawn_depth among the session's ancestors (delegation). */
   treeMaxDepth?: number;
+  /** The tightest max_tree_sessions and max_spawns_per_minute among them. */
+  treeMaxSessions?: number;
+  treeMaxSpawnsPerMinute?: number;
   overrides?: SessionOverrides;
 }
 
@@ -163,6 +166,8 @@ export class SessionStore {
       ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
       ...(input.depth ? { depth: input.depth } : {}),
       ...(input.treeMaxDepth !== undefined ? { tree_max_depth: input.treeMaxDepth } : {}),
+      ...(input.treeMaxSessions !== undefined ? { tree_max_sessions: input.treeMaxSessions } : {}),
+      ...(input.treeMaxSpawnsPerMinute !== undefined ? { tree_max_spawns_per_minute: input.treeMaxSpawnsPerMinute } : {}),
       ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
     });
     this.append(tmp, tmp.events, [JSON.stringify(created)], true);

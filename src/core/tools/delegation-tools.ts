@@ -10,8 +10,8 @@
  * What each writes, in this order, so a kill between two writes leaves
  * nothing a later run cannot read:
  *   spawn_session    the limits and interrupts checked (spawn-limits.ts) →
- *                    the child's folder (session.created with its parent
- *                    and depth, one rename) → the interrupts
+ *                    the child's folder (session.created with its parent,
+ *                    depth and tree limits, one rename) → the interrupts
  *                    checked again (a child made as one landed is removed)
  *                    → the task as the child's user.message, stamped with
  *                    when this run opened (`mandate_at`) → in the parent's
@@ -98,11 +98,11 @@ export const spawnSessionTool: Tool<typeof SpawnSessionInput> = {
     const target = input.agent === 'self' ? agent.id : input.agent;
     if (!roster.includes(target)) return fail(`not spawned: "${target}" is not one of your delegates (${roster.join(', ') || 'none'})`);
     const bounds = spawnBounds(agent.def.limits, me);
-    const refusal = spawnRefusal(ctx.store, me, bounds, { runOpenedAt: openedAt, maxChildren: agent.def.limits.max_children });
+    const refusal = spawnRefusal(ctx.store, me, bounds, { runOpenedAt: openedAt, nowMs: ctx.clock.now(), maxChildren: agent.def.limits.max_children });
     if (refusal) return refuse(emit, target, refusal);
     let child;
     try {
-      child = createSession(ctx.store, { agent: target, title: input.title, parentSessionId: ctx.sessionId, treeMaxDepth: bounds.maxDepth });
+      child = createSession(ctx.store, { agent: target, title: input.title, parentSessionId: ctx.sessionId, treeMaxDepth: bounds.maxDepth, treeMaxSessions: bounds.maxTreeSessions, treeMaxSpawnsPerMinute: bounds.maxSpawnsPerMinute });
     } catch (e) {
       return fail(`not spawned: ${(e as Error).message}`);
     }
