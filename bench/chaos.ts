@@ -18,6 +18,9 @@
  *              file names and a learning; another session reads them back;
  *              the home, the model's requests and the CLI's output must hold
  *              no 16 characters of it
+ *  6. bomb     an agent that spawns copies of itself on every task: the
+ *              tree limits stop it, and an interrupt of its root stops it
+ *              while it grows (bench/chaos/spawn-bomb.ts)
  *
  * It prints one JSON object per part, then a short summary, and exits 1 if
  * any invariant is violated (every figure under `invariants` must be 0).
@@ -33,9 +36,10 @@ import { writers } from './chaos/writers.js';
 import { symlinkRace } from './chaos/symlink.js';
 import { searchScope } from './chaos/search-scope.js';
 import { secretsPart } from './chaos/secrets.js';
+import { spawnBomb } from './chaos/spawn-bomb.js';
 
 const o = options({
-  parts: 'soak,writers,search,secrets,symlink',
+  parts: 'soak,writers,search,secrets,bomb,symlink',
   seed: 1,
   // part 1
   sessions: 30,
@@ -66,6 +70,10 @@ const o = options({
   'search-agents': 4,
   'search-sessions': 300,
   'search-queries': 40,
+  // part 6
+  'bomb-fan-out': 4,
+  'bomb-interrupt-at': 150,
+  'bomb-chunk-delay-ms': 5,
   keep: 0,
 });
 
@@ -75,7 +83,7 @@ if (!fs.existsSync(CLI)) {
 }
 
 const parts = String(o.parts).split(',').map((p) => p.trim()).filter(Boolean);
-const known = ['soak', 'writers', 'search', 'secrets', 'symlink'];
+const known = ['soak', 'writers', 'search', 'secrets', 'bomb', 'symlink'];
 for (const p of parts) {
   if (!known.includes(p)) {
     console.error(`unknown part "${p}"; known: ${known.join(', ')}`);
@@ -127,6 +135,8 @@ try {
       });
     } else if (p === 'search') {
       r = await searchScope({ seed: o.seed, agents: o['search-agents'], sessions: o['search-sessions'], queries: o['search-queries'], keep });
+    } else if (p === 'bomb') {
+      r = await spawnBomb({ fanOut: o['bomb-fan-out'], concurrency: o.concurrency, interruptAt: o['bomb-interrupt-at'], chunkDelayMs: o['bomb-chunk-delay-ms'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else if (p === 'symlink') {
       r = await symlinkRace({ seed: o.seed, ops: o['symlink-ops'], opsPerReply: o['symlink-ops-per-reply'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else {
