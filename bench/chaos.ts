@@ -21,6 +21,9 @@
  *  6. memory-swap  an agent's bash swaps a directory and a symlink in its
  *              /memory in a loop while another agent's session is timed,
  *              then makes a huge tree there and its turn is timed
+ *  7. bomb     an agent that spawns copies of itself on every task: the
+ *              tree limits stop it, and an interrupt of its root stops it
+ *              while it grows (bench/chaos/spawn-bomb.ts)
  *
  * It prints one JSON object per part, then a short summary, and exits 1 if
  * any invariant is violated (every figure under `invariants` must be 0).
@@ -37,9 +40,10 @@ import { symlinkRace } from './chaos/symlink.js';
 import { searchScope } from './chaos/search-scope.js';
 import { secretsPart } from './chaos/secrets.js';
 import { memorySwap } from './chaos/memory-swap.js';
+import { spawnBomb } from './chaos/spawn-bomb.js';
 
 const o = options({
-  parts: 'soak,writers,search,secrets,memory-swap,symlink',
+  parts: 'soak,writers,search,secrets,memory-swap,bomb,symlink',
   seed: 1,
   // part 1
   sessions: 30,
@@ -74,6 +78,10 @@ const o = options({
   'memory-swap-seconds': 10,
   'memory-reply-bound-ms': 5000,
   'memory-tree-bound-ms': 6000,
+  // part 7
+  'bomb-fan-out': 4,
+  'bomb-interrupt-at': 150,
+  'bomb-chunk-delay-ms': 5,
   keep: 0,
 });
 
@@ -83,7 +91,7 @@ if (!fs.existsSync(CLI)) {
 }
 
 const parts = String(o.parts).split(',').map((p) => p.trim()).filter(Boolean);
-const known = ['soak', 'writers', 'search', 'secrets', 'memory-swap', 'symlink'];
+const known = ['soak', 'writers', 'search', 'secrets', 'memory-swap', 'bomb', 'symlink'];
 for (const p of parts) {
   if (!known.includes(p)) {
     console.error(`unknown part "${p}"; known: ${known.join(', ')}`);
@@ -137,6 +145,8 @@ try {
       r = await searchScope({ seed: o.seed, agents: o['search-agents'], sessions: o['search-sessions'], queries: o['search-queries'], keep });
     } else if (p === 'memory-swap') {
       r = await memorySwap({ swapSeconds: o['memory-swap-seconds'], replyBoundMs: o['memory-reply-bound-ms'], treeBoundMs: o['memory-tree-bound-ms'], settleTimeoutS: o['settle-timeout-s'], keep });
+    } else if (p === 'bomb') {
+      r = await spawnBomb({ fanOut: o['bomb-fan-out'], concurrency: o.concurrency, interruptAt: o['bomb-interrupt-at'], chunkDelayMs: o['bomb-chunk-delay-ms'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else if (p === 'symlink') {
       r = await symlinkRace({ seed: o.seed, ops: o['symlink-ops'], opsPerReply: o['symlink-ops-per-reply'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else {

@@ -15,6 +15,7 @@ import { benchCompactedWake } from './compacted-wake.js';
 import { benchDelegation } from './delegation.js';
 import { benchSearch } from './search.js';
 import { benchRedact } from './redact.js';
+import { benchSpawnCheck } from './spawn-check.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -28,6 +29,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   delegation: () => benchDelegation(),
   search: () => benchSearch(),
   redact: () => benchRedact(),
+  'spawn-check': () => benchSpawnCheck(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -140,6 +140,8 @@ export function describeEvent(e: SessionEvent): string {
       return `from ${e.from_session_thread_id}${e.from_agent_name ? ` (${e.from_agent_name})` : ''}: ${clip(textOf(e.content), 60)}`;
     case 'session.thread_status_idle':
       return `${e.session_thread_id} (${e.agent_name}): ${e.stop_reason.type}${e.tree_usage ? `, tree cost ${e.tree_usage.cost_usd.toFixed(4)} USD` : ''}`;
+    case 'session.spawn_refused':
+      return `${e.agent_name} (${e.reason}): ${clip(e.message)}`;
     default:
       // Every event type has its line: a new one fails to type-check here until it gets one.
       return e satisfies never;

@@ -43,20 +43,24 @@ test('a new session writes the current log format on its first line', (t) => {
 });
 
 test('a format-0 log (no format on its first line) folds exactly as the code that wrote it folded it', (t) => {
-  const { store, dir } = withOldSession(t);
+  const { store, dir, deps } = withOldSession(t);
   assert.equal(store.logFormat(OLD_ID), 0);
   const then = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'session-as-format-0-code-folded-it.json'), 'utf8'));
   const now = store.snapshot(OLD_ID);
   // Only the files' inodes differ (the fixture is a copy), and today's fold keeps the format it read.
   for (const j of ['events', 'wake_queue'] as const) then.journals[j].ino = now.journals[j].ino;
   assert.equal(now.log_format, 0);
-  // session.json's own format moved on (2 added outcomes and compaction; then `paused`, delegation, `reports_wait`, `archived_at`, `context_cut`); that log has none of them.
-  const { log_format: _kept, format: _format, outcome, pending_outcomes, outcome_evaluations, compaction, context_warned, context_cut, paused, archived_at, depth, tree_max_depth, children, delivered_messages, tree_usage, reports_wait, ...rest } = now;
+  // session.json's own format moved on (2 added outcomes and compaction; then `paused`, delegation, `reports_wait`, `archived_at`, `context_cut`, the tree's limits and interrupts); that log has none of them.
+  const { log_format: _kept, format: _format, outcome, pending_outcomes, outcome_evaluations, compaction, context_warned, context_cut, paused, archived_at, depth, tree_max_depth, children, delivered_messages, tree_usage, reports_wait, tree_max_sessions, tree_max_spawns_per_minute, last_interrupt_at, mandate_at, spawn_refusals, ...rest } = now;
   assert.equal(context_cut, null);
   assert.equal(paused, null);
   assert.equal(archived_at, null);
   assert.equal(reports_wait, false);
   assert.deepEqual([depth, tree_max_depth, children, delivered_messages, tree_usage.input_tokens], [0, null, {}, [], now.usage.input_tokens]);
+  assert.deepEqual([tree_max_sessions, tree_max_spawns_per_minute, last_interrupt_at, spawn_refusals], [null, null, null, { count: 0, last: null }]);
+  // When it was last asked for something: its newest message, a hand-written one (no created_at) at the time the fold read it.
+  const asked = readLines(path.join(dir, 'events.jsonl')).lines.map((l) => JSON.parse(l.text)).filter((e) => e.type === 'user.message').map((e) => Date.parse(e.created_at ?? new Date(deps.clock.now()).toISOString()));
+  assert.equal(mandate_at, new Date(Math.max(...asked)).toISOString());
   const { format: _then, ...before } = then;
   // usage.cost_usd came later still (costs are recorded since): a log that records none costs 0.
   const { cost_usd, ...usage } = rest.usage;

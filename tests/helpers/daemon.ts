@@ -17,7 +17,7 @@ export interface TestDaemon {
   until(cond: () => boolean, ms?: number): Promise<void>;
 }
 
-export async function startDaemon(t: TestContext, b: Bench, o: { concurrency?: number; sweepMs?: number; poll?: boolean; pollIntervalMs?: number } = {}): Promise<TestDaemon> {
+export async function startDaemon(t: TestContext, b: Pick<Bench, 'rt'>, o: { concurrency?: number; sweepMs?: number; poll?: boolean; pollIntervalMs?: number } = {}): Promise<TestDaemon> {
   const lines: string[] = [];
   const d = new Daemon(b.rt, { concurrency: o.concurrency ?? 4, poll: o.poll ?? false, ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}), sweepMs: o.sweepMs ?? 30_000, json: true, write: (l) => lines.push(l) });
   // stop() is idempotent: the first call, before the home is removed, is the one that does it.

@@ -8,6 +8,8 @@ import { TAIL_GRACE_MS } from '../../core/store/jsonl.js';
 import { redactFor } from '../session-redactor.js';
 import { escalationsOf } from '../../core/resolve-escalation.js';
 import { childrenOf, type ChildView } from '../../core/children-view.js';
+import { treeOf, type TreeCensus } from '../../core/session-tree.js';
+import { SPAWN_RATE_WINDOW_MS } from '../../core/spawn-limits.js';
 
 /** `text` on one line (its first non-empty line when `first`), at most `n` characters. */
 function oneLine(text: string, n: number, first = false): string {
@@ -60,6 +62,25 @@ function childLines(children: ChildView[]): string[] {
   return lines;
 }
 
+/**
+ * The session's tree (docs/delegation.md, "Limits over the tree"): its
+ * size, recent spawns and refused spawns, with the last refused elsewhere
+ * in it; then the spawns refused in this session (session.spawn_refused).
+ */
+function treeLines(s: SessionSnapshot, tree: TreeCensus | null): string[] {
+  const lines: string[] = [];
+  if (tree) {
+    const root = tree.root_session_id === s.id ? 'this session is its root' : `root ${tree.root_session_id}`;
+    const refused = tree.spawns_refused ? `; ${tree.spawns_refused} spawn(s) refused in it` : '';
+    lines.push(`tree       ${root}; ${tree.partial ? 'at least ' : ''}${tree.sessions} session(s), ${tree.spawned_since} spawned in the last minute${refused}`);
+    const last = tree.last_refusal;
+    if (last && last.session_id !== s.id) lines.push(`${INDENT}the last refused by ${last.session_id} at ${last.at}: ${oneLine(last.message, 160)}`);
+  }
+  const own = s.spawn_refusals.last;
+  if (own) lines.push(`spawns     ${s.spawn_refusals.count} refused here; the last at ${own.at}: ${oneLine(own.message, 160)}`);
+  return lines;
+}
+
 export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
   redactFor(ctx, args.id as string);
   const st = await sessionStatus(ctx.store, ctx.deps.clock, args.id as string);
@@ -68,7 +89,8 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
   const escalations = escalationsOf(ctx.store, s.id, st.requires_action);
   const requiresAction = st.requires_action.map((a) => (escalations.has(a.id) ? { ...a, escalation: escalations.get(a.id) } : a));
   const children = childrenOf(ctx.store, s);
-  ctx.out.result({ ...snapshot, cache_read_share: cacheReadShare(s.usage), lease: st.lease, requires_action: requiresAction, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at, children_status: children }, () => {
+  const tree = treeOf(ctx.store, s, ctx.deps.clock.now(), SPAWN_RATE_WINDOW_MS);
+  ctx.out.result({ ...snapshot, cache_read_share: cacheReadShare(s.usage), lease: st.lease, requires_action: requiresAction, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at, children_status: children, tree }, () => {
     const lines = [
       `session    ${s.id}${s.title ? `  "${oneLine(s.title, 120)}"` : ''}`,
       `agent      ${s.agent_id}   environment ${s.environment_id}`,
@@ -85,6 +107,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
     lines.push(...outcomeLines(s));
     lines.push(...waitingLines(s.id, st.requires_action.map((a) => ({ ...a, escalation: escalations.get(a.id) ?? null }))));
     lines.push(...childLines(children));
+    lines.push(...treeLines(s, tree));
     lines.push(`wakes      ${s.pending_wakes.length} pending (${st.due_wakes} due), ${s.wakes_consumed} consumed, ${s.wakes_cancelled} cancelled; next ${st.next_wake_at ?? '-'}`);
     for (const [file, n] of [['events.jsonl', s.held_back.events], ['wake-queue.jsonl', s.held_back.wake_queue]] as const) {
       if (n) lines.push(`unfinished ${n} byte(s) at the end of ${file} have no final newline yet; the daemon reads them once they do (or seals them after ${TAIL_GRACE_MS / 1000} s)`);

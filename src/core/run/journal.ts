@@ -41,6 +41,7 @@ export class RunJournal {
   /** Redacted messages of the errors this run recorded (and those reported before it opened). */
   readonly errors: string[];
   private calls = 0;
+  private opened: string | null = null;
 
   constructor(private readonly o: JournalOptions) {
     this.errors = [...(o.reported ?? [])];
@@ -48,6 +49,11 @@ export class RunJournal {
 
   get toolCalls(): number {
     return this.calls;
+  }
+
+  /** When this run's opening record (its first session.status_running) was written; null before. */
+  get openedAt(): string | null {
+    return this.opened;
   }
 
   /** Nothing more may be written (see RunControl.silenced). */
@@ -60,6 +66,7 @@ export class RunJournal {
     if (this.o.control.silenced || events.length === 0) return [];
     const out = this.o.store.appendEvents(this.o.sessionId, [...events], { wakeId: this.o.runId, redactor: this.o.redactor });
     this.written.push(...out);
+    this.opened ??= out.find((e) => e.type === 'session.status_running' && !e.continuation)?.created_at ?? null;
     try {
       this.o.onEvents?.(out);
     } catch {

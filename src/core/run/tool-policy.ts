@@ -100,6 +100,7 @@ export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUse
     signal: ctx.control.signal,
     agent: { id: ctx.agent.id, def: ctx.agent.def },
     emit: (events) => journal.emit(events),
+    ...(journal.openedAt ? { runOpenedAt: journal.openedAt } : {}),
     // Up to this call: the calls of one reply are all written before the first runs.
     runUses: (name) => {
       let n = 0;

@@ -46,6 +46,7 @@ import { RunControl, type Ending, type RunContext, type Runtime, type WakeOption
 import type { LoopHooks } from './loop-hooks.js';
 import { reportToParent } from './child-report.js';
 import { reconcileHeartbeat } from './heartbeat.js';
+import { interruptFromAbove } from './interrupt-from-above.js';
 
 export { MAX_WAKE_ATTEMPTS } from './default-hooks.js';
 
@@ -255,10 +256,13 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
   const opened = store.snapshot(ctx.sessionId, { persist: false });
   if (opened.running_wake_id !== ctx.runId) throw new RunRefused(`the log did not accept run ${ctx.runId} (last run ${opened.last_wake_id}); see session.json's rejected lines`);
   reconcile(journal, snap);
-  if (plan.interrupt) applyInterrupt(ctx, journal);
+  // Work asked for before an ancestor was interrupted is not done: the run stops as an interrupted one.
+  const fromAbove = interruptFromAbove(ctx, journal, plan);
+  const stopNow = plan.interrupt || fromAbove;
+  if (stopNow) applyInterrupt(ctx, journal);
   journal.settleWakes('wake.consumed', [...plan.wakes.map(takenId), ...snap.wakes_taken], { wakeRunId: ctx.runId });
-  const interrupted = plan.interrupt || (plan.recovery && snap.interrupt_taken);
-  const continues = plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
+  const interrupted = stopNow || (plan.recovery && snap.interrupt_taken);
+  const continues = !fromAbove && plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
   // The agent's MCP servers start once per run, before anything may call their tools (a run that only closes for an interrupt needs none).
   if (!interrupted || continues) await startMcpServers(ctx, journal);
   writeStartFiles(ctx, skillProblems);
@@ -268,7 +272,7 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
   let ending: Ending;
   if (interrupted) {
     // A run that died while honouring an interrupt is finished the same way, not continued.
-    if (!plan.interrupt) applyInterrupt(ctx, journal);
+    if (!stopNow) applyInterrupt(ctx, journal);
     ending = continues ? await runLoop(ctx, journal, hooks) : { kind: 'idle', stop: { type: 'end_turn' } };
   } else {
     await settleAnswers(ctx, journal, hooks.tools, plan.take);

@@ -8,7 +8,7 @@ import { DefinitionId } from './common.js';
 import { ContextSettings } from './context.js';
 import { ModelSettingsFields } from './model-settings.js';
 import { EscalationSettings, GuardSettings } from './guards.js';
-import { DEFAULT_MAX_CHILDREN, DEFAULT_MAX_SPAWN_DEPTH, Roster } from './roster.js';
+import { DEFAULT_MAX_CHILDREN, DEFAULT_MAX_SPAWN_DEPTH, DEFAULT_MAX_SPAWNS_PER_MINUTE, DEFAULT_MAX_TREE_SESSIONS, MAX_TREE_SESSIONS_LIMIT, Roster } from './roster.js';
 import { Pricing } from './pricing.js';
 import { DEFAULT_MEMORY_SETTINGS, MemorySettings } from './memory.js';
 import { ENV_NAME, EnvValue, SecretRef } from './secret-ref.js';
@@ -79,6 +79,10 @@ export const Limits = z
   max_spawn_depth: z.number().int().nonnegative().max(64, 'expected at most 64 (deeper trees are not checked against their root\'s budget)').default(DEFAULT_MAX_SPAWN_DEPTH),
   /** Children one session of this agent may spawn. */
   max_children: z.number().int().nonnegative().default(DEFAULT_MAX_CHILDREN),
+  /** Sessions a session tree may hold, its root included, before this agent's spawns are refused; binds the whole tree below, like max_spawn_depth. */
+  max_tree_sessions: z.number().int().positive().max(MAX_TREE_SESSIONS_LIMIT, `expected at most ${MAX_TREE_SESSIONS_LIMIT} (an interrupt's cascade reads at most that many sessions)`).default(DEFAULT_MAX_TREE_SESSIONS),
+  /** Children spawned in that tree in any 60 s (on the runtime's clock). */
+  max_spawns_per_minute: z.number().int().nonnegative().default(DEFAULT_MAX_SPAWNS_PER_MINUTE),
 })
   .superRefine((l, ctx) => {
     // A reply as large as the window leaves the conversation nothing: every request would be refused, or cut to nothing.

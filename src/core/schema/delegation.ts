@@ -32,6 +32,30 @@ export const ThreadCreatedFields = {
   title: z.string().nullish(),
 };
 
+/**
+ * Why spawn_session refused a child for a limit (docs/delegation.md): one of
+ * the agent.yaml limits, or `interrupted` (this session or one above it was
+ * interrupted after the run began).
+ */
+export const SPAWN_REFUSAL_REASONS = ['max_spawn_depth', 'max_children', 'max_tree_sessions', 'max_spawns_per_minute', 'interrupted'] as const;
+export type SpawnRefusalReason = (typeof SPAWN_REFUSAL_REASONS)[number];
+
+/** Ours: `session.spawn_refused`, written by the run whose spawn_session was refused, before the tool's error result. */
+export const SpawnRefusedFields = {
+  reason: z.enum(SPAWN_REFUSAL_REASONS),
+  /** The agent the child would have run. */
+  agent_name: z.string().min(1),
+  /** What the model was told (the tool's error result). */
+  message: z.string(),
+};
+
+/** What session.json keeps of a session's refused spawns: how many, and the latest. */
+export const SpawnRefusals = z.object({
+  count: z.number().int().nonnegative(),
+  last: z.object({ reason: z.enum(SPAWN_REFUSAL_REASONS), message: z.string(), at: z.string() }).nullable(),
+});
+export type SpawnRefusals = z.infer<typeof SpawnRefusals>;
+
 export const ThreadMessageSentFields = {
   to_session_thread_id: z.string().min(1),
   to_agent_name: z.string().nullish(),

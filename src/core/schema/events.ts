@@ -19,7 +19,7 @@ import { PauseFields, ResumeFields, RunPausedFields } from './pause.js';
 import { ModelRequestStartFields } from './model-settings.js';
 import { GuardEventFields } from './guards.js';
 import { McpToolResultFields, McpToolUseFields } from './mcp.js';
-import { CHILD_INGRESS_TYPES, ThreadCreatedFields, ThreadMessageReceivedFields, ThreadMessageSentFields, ThreadStatusIdleFields } from './delegation.js';
+import { CHILD_INGRESS_TYPES, SpawnRefusedFields, ThreadCreatedFields, ThreadMessageReceivedFields, ThreadMessageSentFields, ThreadStatusIdleFields } from './delegation.js';
 
 const envelope = {
   id: z.string().min(1).optional(),
@@ -39,7 +39,16 @@ function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
 
 // ---------------------------------------------------------------- user (ingress)
 
-export const UserMessage = event('user.message', { content: UserContent });
+export const UserMessage = event('user.message', {
+  content: UserContent,
+  /**
+   * Ours, on a task or follow-up a parent session's run wrote
+   * (spawn_session, send_to_session): when that run opened. The work it asks
+   * for counts as asked for then, so an interrupt of an ancestor after that
+   * time stops it (docs/delegation.md); absent: the line's created_at.
+   */
+  mandate_at: Timestamp.optional(),
+});
 export const UserInterrupt = event('user.interrupt', { reason: z.string().nullish() });
 export const UserToolConfirmation = event('user.tool_confirmation', {
   tool_use_id: z.string().min(1),
@@ -82,6 +91,9 @@ export const SessionCreated = event('session.created', {
   depth: z.number().int().positive().optional(),
   /** Ours: the tightest max_spawn_depth of its ancestors, which binds its own spawns too. */
   tree_max_depth: z.number().int().nonnegative().optional(),
+  /** Ours: the tightest max_tree_sessions and max_spawns_per_minute of its ancestors (docs/delegation.md). */
+  tree_max_sessions: z.number().int().positive().optional(),
+  tree_max_spawns_per_minute: z.number().int().nonnegative().optional(),
   overrides: SessionOverrides.optional(),
 });
 
@@ -281,6 +293,7 @@ export const EVENT_SCHEMAS = {
   'session.error': SessionError,
   'session.guard': SessionGuard,
   'session.thread_created': event('session.thread_created', ThreadCreatedFields),
+  'session.spawn_refused': event('session.spawn_refused', SpawnRefusedFields),
   'agent.thread_message_sent': event('agent.thread_message_sent', ThreadMessageSentFields),
   'agent.thread_message_received': event('agent.thread_message_received', ThreadMessageReceivedFields),
   'session.thread_status_idle': event('session.thread_status_idle', ThreadStatusIdleFields),

@@ -16,6 +16,24 @@ export type Roster = z.infer<typeof Roster>;
 export const DEFAULT_MAX_SPAWN_DEPTH = 10;
 /** Default agent.yaml `limits.max_children`: children one session may spawn. */
 export const DEFAULT_MAX_CHILDREN = 25;
+/**
+ * Default agent.yaml `limits.max_tree_sessions`: sessions one tree may hold,
+ * its root included. A tree that spawns without end (an agent that
+ * delegates to itself and fans out on every run) stops at a few dozen.
+ */
+export const DEFAULT_MAX_TREE_SESSIONS = 50;
+/**
+ * Default agent.yaml `limits.max_spawns_per_minute`: children spawned in one
+ * tree in any 60 s; above max_children, so one session may fan out to its
+ * limit at once.
+ */
+export const DEFAULT_MAX_SPAWNS_PER_MINUTE = 30;
+/**
+ * The most max_tree_sessions may allow: the interrupt's cascade reads at
+ * most this many sessions (delegation-cascade.ts, MAX_WALK_SESSIONS), so a
+ * tree within its limit can always be stopped whole.
+ */
+export const MAX_TREE_SESSIONS_LIMIT = 2_000;
 
 /** The longest message the parent writes to a child (characters). */
 export const MAX_CHILD_MESSAGE_CHARS = 100_000;

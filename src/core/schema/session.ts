@@ -14,7 +14,7 @@ import { SessionOverrides, StopReason } from './events.js';
 import { WakeSource } from './wake-queue.js';
 import { Recurrence } from './recurrence.js';
 import { OpenOutcome, OutcomeEvaluation } from './outcomes.js';
-import { ChildRecord, TreeUsage } from './delegation.js';
+import { ChildRecord, SpawnRefusals, TreeUsage } from './delegation.js';
 import { PauseState } from './pause.js';
 import { ContextCut } from './context.js';
 
@@ -173,6 +173,23 @@ export const SessionSnapshot = z.object({
   depth: z.number().int().nonnegative().default(0),
   /** The tightest max_spawn_depth of its ancestors (null for a root): binds this session's spawns too. */
   tree_max_depth: z.number().int().nonnegative().nullable().default(null),
+  /** The tightest max_tree_sessions and max_spawns_per_minute of its ancestors (null for a root). */
+  tree_max_sessions: z.number().int().positive().nullable().default(null),
+  tree_max_spawns_per_minute: z.number().int().nonnegative().nullable().default(null),
+  /**
+   * The newest user.interrupt's time, pending or taken in (null: none). A
+   * descendant whose work was asked for before it does none of that work,
+   * and no run that began before it spawns (docs/delegation.md).
+   */
+  last_interrupt_at: Timestamp.nullable().default(null),
+  /**
+   * When the work this session was last asked for was asked for: the newest
+   * user.message or user.define_outcome, by its `mandate_at` (a parent's run
+   * wrote it) or its created_at (null: never asked anything).
+   */
+  mandate_at: Timestamp.nullable().default(null),
+  /** spawn_session refusals for a limit or an interrupt (session.spawn_refused): how many, and the latest. */
+  spawn_refusals: SpawnRefusals.default({ count: 0, last: null }),
   /** This session's children, by session id, as its log tells of them (spawns and reports). */
   children: z.record(z.string(), ChildRecord).default({}),
   /** Keys of message_parent deliveries taken (the newest), so a repeated delivery is taken in once. */

@@ -60,6 +60,11 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     outcome: null,
     depth: 0,
     tree_max_depth: null,
+    tree_max_sessions: null,
+    tree_max_spawns_per_minute: null,
+    last_interrupt_at: null,
+    mandate_at: null,
+    spawn_refusals: { count: 0, last: null },
     children: {},
     delivered_messages: [],
     tree_usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_requests: 0, cost_usd: 0 },
@@ -229,6 +234,19 @@ function unproven(s: SessionSnapshot, e: SessionEvent, line: number, verify: Run
   return `${where}: only a run of this session writes this, and ${got}${s.running_wake_id ? '' : ' (no run is in progress)'}; a person or program appends user.* events`;
 }
 
+const later = (a: string | null, b: string) => (a === null || Date.parse(b) > Date.parse(a) ? b : a);
+
+/**
+ * An accepted user event's part in stopping a tree (docs/delegation.md):
+ * the newest interrupt, and when the newest work asked of the session was
+ * asked for (a parent's run stamps its own opening as `mandate_at`).
+ */
+function noteAsked(s: SessionSnapshot, e: SessionEvent): void {
+  if (e.type === 'user.interrupt') s.last_interrupt_at = later(s.last_interrupt_at, e.created_at);
+  else if (e.type === 'user.message') s.mandate_at = later(s.mandate_at, e.mandate_at ?? e.created_at);
+  else if (e.type === 'user.define_outcome') s.mandate_at = later(s.mandate_at, e.created_at);
+}
+
 /** Adds recorded usage, its requests and its cost (USD; absent on lines from before costs were recorded) to the session's. */
 function addUsage(s: SessionSnapshot, u: ModelUsage, requests: number, costUsd: number | undefined): void {
   s.usage.input_tokens += u.input_tokens;
@@ -271,6 +289,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       const use = target && s.open_tool_uses.find((u) => u.id === target.useId);
       if (use) use.answered_by = e.id;
       if (e.type === 'user.define_outcome') defineOutcome(s, e);
+      noteAsked(s, e);
     }
     updateProcessedThrough(s, line);
     return;
@@ -287,6 +306,8 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.parent_session_id = e.parent_session_id ?? null;
       s.depth = e.depth ?? 0;
       s.tree_max_depth = e.tree_max_depth ?? null;
+      s.tree_max_sessions = e.tree_max_sessions ?? null;
+      s.tree_max_spawns_per_minute = e.tree_max_spawns_per_minute ?? null;
       s.overrides = { ...(e.overrides ?? {}) };
       s.created_at = e.created_at;
       s.updated_at = e.created_at;
@@ -360,6 +381,9 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
     case 'session.thread_created':
     case 'agent.thread_message_sent':
       applyChildEvent(s, e);
+      break;
+    case 'session.spawn_refused':
+      s.spawn_refusals = { count: s.spawn_refusals.count + 1, last: { reason: e.reason, message: e.message, at: e.created_at } };
       break;
     case 'agent.thread_context_compacted':
       // The summary requests' tokens and cost are the session's too (phase 2).

@@ -2,7 +2,7 @@
  * The folders under sessions/: which are sessions (a UUIDv7 name), and the
  * half-made ones a crash inside SessionStore.create() can leave
  * (`.creating-<id>`, never visible as sessions: create() renames a finished
- * folder into place in one step).
+ * folder into place in one step), and taking a session just made back out.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,6 +18,17 @@ export function listSessionIds(sessionsDir: string): string[] {
     throw e;
   }
   return names.filter((n) => UUID_V7.test(n)).sort();
+}
+
+/**
+ * Takes a session folder back out of sight and removes it: renamed to
+ * `.creating-<id>` first (one step: no reader sees half of it; if a crash
+ * comes before the removal, it is an abandoned creation like any other).
+ */
+export function discardSessionDir(sessionsDir: string, id: string): void {
+  const hidden = path.join(sessionsDir, `.creating-${id}`);
+  fs.renameSync(path.join(sessionsDir, id), hidden);
+  fs.rmSync(hidden, { recursive: true, force: true });
 }
 
 /** Removes `.creating-<id>` folders last changed more than `olderThanMs` before `nowMs`. Returns how many. */

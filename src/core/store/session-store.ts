@@ -27,7 +27,7 @@ import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
 import { readFirstLine, readLines, START, type Cursor } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { listSessionIds, removeAbandonedCreations } from './session-dirs.js';
+import { discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';
 import { stampEvent } from './stamp.js';
 import { pinReadTimes } from './read-times.js';
 import { logFormatOf } from './migrations.js';
@@ -62,6 +62,9 @@ export interface CreateSessionInput {
   depth?: number;
   /** The tightest max_spawn_depth among the session's ancestors (delegation). */
   treeMaxDepth?: number;
+  /** The tightest max_tree_sessions and max_spawns_per_minute among them. */
+  treeMaxSessions?: number;
+  treeMaxSpawnsPerMinute?: number;
   overrides?: SessionOverrides;
 }
 
@@ -163,6 +166,8 @@ export class SessionStore {
       ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
       ...(input.depth ? { depth: input.depth } : {}),
       ...(input.treeMaxDepth !== undefined ? { tree_max_depth: input.treeMaxDepth } : {}),
+      ...(input.treeMaxSessions !== undefined ? { tree_max_sessions: input.treeMaxSessions } : {}),
+      ...(input.treeMaxSpawnsPerMinute !== undefined ? { tree_max_spawns_per_minute: input.treeMaxSpawnsPerMinute } : {}),
       ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
     });
     this.append(tmp, tmp.events, [JSON.stringify(created)], true);
@@ -174,6 +179,17 @@ export class SessionStore {
     fs.renameSync(tmpDir, final.dir);
     this.durability.syncDir(this.home.sessionsDir);
     return this.snapshot(id);
+  }
+
+  /**
+   * Removes a session that was just made and that nothing names yet (no
+   * task, no parent's record): spawn_session's child when the spawn is
+   * refused after the child was made. Only for that: a session anyone has
+   * seen is never removed by the runtime.
+   */
+  discardUnborn(sessionId: string): void {
+    this.require(sessionId);
+    discardSessionDir(this.home.sessionsDir, sessionId);
   }
 
   /** Removes half-made sessions older than `olderThanMs` (see session-dirs.ts); returns how many. */

@@ -9,11 +9,16 @@
  *
  * What each writes, in this order, so a kill between two writes leaves
  * nothing a later run cannot read:
- *   spawn_session    the child's folder (session.created with its parent and
- *                    depth, one rename) → the task as the child's
- *                    user.message → in the parent's log, through the run's
- *                    journal, session.thread_created + agent.thread_message_sent
- *                    (one write) → the tool result.
+ *   spawn_session    the limits and interrupts checked (spawn-limits.ts) →
+ *                    the child's folder (session.created with its parent,
+ *                    depth and tree limits, one rename) → the interrupts
+ *                    checked again (a child made as one landed is removed)
+ *                    → the task as the child's user.message, stamped with
+ *                    when this run opened (`mandate_at`) → in the parent's
+ *                    log, through the run's journal, session.thread_created
+ *                    + agent.thread_message_sent (one write) → the tool
+ *                    result. A refusal for a limit or an interrupt is a
+ *                    session.spawn_refused line, then the error result.
  *   send_to_session  user.message to the child → agent.thread_message_sent.
  *   message_parent   agent.thread_message_received in the parent's log, keyed
  *                    `msg:<this tool use's id>` (the parent's fold takes a
@@ -28,6 +33,7 @@
 import { createSession } from '../create-session.js';
 import { childrenOf } from '../children-view.js';
 import { rosterOf } from '../roster.js';
+import { interruptedSinceRun, spawnBounds, spawnRefusal, type SpawnRefusal } from '../spawn-limits.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput, type AgentDefinition, type BuiltinToolName } from '../schema/index.js';
 import { fail, ok, type Tool, type ToolContext } from './tool.js';
 
@@ -53,8 +59,15 @@ export function spawnDescription(agent: Pick<AgentDefinition, 'delegates'>): str
 const text = (t: string) => [{ type: 'text' as const, text: t }];
 
 function delegationContext(ctx: ToolContext, tool: string) {
-  if (!ctx.agent || !ctx.emit) throw new Error(`${tool} runs only inside a session's run`);
-  return { agent: ctx.agent, emit: ctx.emit, me: ctx.store.snapshot(ctx.sessionId) };
+  if (!ctx.agent || !ctx.emit || !ctx.runOpenedAt) throw new Error(`${tool} runs only inside a session's run`);
+  return { agent: ctx.agent, emit: ctx.emit, openedAt: ctx.runOpenedAt, me: ctx.store.snapshot(ctx.sessionId) };
+}
+
+/** A spawn refused for a limit or an interrupt: recorded in the log (session.spawn_refused, for `openboa status`), then the model's error result. */
+function refuse(emit: NonNullable<ToolContext['emit']>, agentName: string, r: SpawnRefusal) {
+  const message = `not spawned: ${r.why}`;
+  emit([{ type: 'session.spawn_refused', reason: r.reason, agent_name: agentName, message }]);
+  return fail(message);
 }
 
 /** Why nothing may be written to another session now (the run was stopped: interrupt, shutdown, lost lease), or null. */
@@ -78,27 +91,34 @@ export const spawnSessionTool: Tool<typeof SpawnSessionInput> = {
     'Hand work to a new child session of one of your delegate agents. It returns at once with the child\'s session id; the child works on its own, and when its run ends its last message comes back to you as a new message. The child sees only `message`, so say everything it needs.',
   input: SpawnSessionInput,
   async run(input, ctx) {
-    const { agent, emit, me } = delegationContext(ctx, 'spawn_session');
+    const { agent, emit, me, openedAt } = delegationContext(ctx, 'spawn_session');
     const halt = stopped(ctx);
     if (halt) return fail(halt);
     const roster = rosterOf(agent.id, agent.def);
     const target = input.agent === 'self' ? agent.id : input.agent;
     if (!roster.includes(target)) return fail(`not spawned: "${target}" is not one of your delegates (${roster.join(', ') || 'none'})`);
-    const depth = me.depth + 1;
-    // The tightest depth limit of this session's line binds it: an ancestor's limit holds for its whole tree.
-    const maxDepth = Math.min(agent.def.limits.max_spawn_depth, me.tree_max_depth ?? Infinity);
-    if (depth > maxDepth) return fail(`not spawned: the child would be at depth ${depth}, over the limit of ${maxDepth} (limits.max_spawn_depth of this agent or an ancestor's)`);
-    const count = Object.keys(me.children).length;
-    const maxChildren = agent.def.limits.max_children;
-    if (count >= maxChildren) return fail(`not spawned: this session already has ${count} children, the limit is ${maxChildren} (limits.max_children); follow up with one of them with send_to_session`);
+    const bounds = spawnBounds(agent.def.limits, me);
+    const refusal = spawnRefusal(ctx.store, me, bounds, { runOpenedAt: openedAt, nowMs: ctx.clock.now(), maxChildren: agent.def.limits.max_children });
+    if (refusal) return refuse(emit, target, refusal);
     let child;
     try {
-      child = createSession(ctx.store, { agent: target, title: input.title, parentSessionId: ctx.sessionId, treeMaxDepth: maxDepth });
+      child = createSession(ctx.store, { agent: target, title: input.title, parentSessionId: ctx.sessionId, treeMaxDepth: bounds.maxDepth, treeMaxSessions: bounds.maxTreeSessions, treeMaxSpawnsPerMinute: bounds.maxSpawnsPerMinute });
     } catch (e) {
       return fail(`not spawned: ${(e as Error).message}`);
     }
+    // An interrupt that landed while the child was made: the child has no task yet and nothing names it, so it is
+    // taken out again. One that lands after this look finds a task asked for before it: the child's run does none of it.
+    const late = interruptedSinceRun(ctx.store, ctx.store.snapshot(ctx.sessionId, { persist: false }), openedAt);
+    if (late) {
+      try {
+        ctx.store.discardUnborn(child.id);
+      } catch {
+        // left in place, it is a session with no task: it never runs
+      }
+      return refuse(emit, target, { reason: 'interrupted', why: late });
+    }
     const task = ctx.redactor.text(input.message);
-    ctx.store.appendUserEvent(child.id, { type: 'user.message', content: text(task) });
+    ctx.store.appendUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: openedAt });
     emit([
       { type: 'session.thread_created', session_thread_id: child.id, agent_name: target, workflow_run_id: null, depth: child.depth, ...(input.title ? { title: input.title } : {}) },
       { type: 'agent.thread_message_sent', to_session_thread_id: child.id, to_agent_name: target, content: text(task) },
@@ -112,7 +132,7 @@ export const sendToSessionTool: Tool<typeof SendToSessionInput> = {
   description: 'Send a follow-up message to one of your child sessions. It keeps its history and reads your message as the next one; its report comes back to you when that run ends.',
   input: SendToSessionInput,
   async run(input, ctx) {
-    const { emit, me } = delegationContext(ctx, 'send_to_session');
+    const { emit, me, openedAt } = delegationContext(ctx, 'send_to_session');
     const c = Object.hasOwn(me.children, input.session_id) ? me.children[input.session_id] : undefined;
     const halt = stopped(ctx);
     if (halt) return fail(halt);
@@ -121,8 +141,10 @@ export const sendToSessionTool: Tool<typeof SendToSessionInput> = {
       return fail(`not sent: ${input.session_id} is not one of your child sessions (yours: ${ids.join(', ') || 'none'})`);
     }
     if (!ctx.store.exists(input.session_id)) return fail(`not sent: the child session ${input.session_id} no longer exists`);
+    const interrupted = interruptedSinceRun(ctx.store, me, openedAt);
+    if (interrupted) return fail(`not sent: ${interrupted}`);
     const msg = ctx.redactor.text(input.message);
-    ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg) });
+    ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt });
     emit([{ type: 'agent.thread_message_sent', to_session_thread_id: input.session_id, to_agent_name: c.agent, content: text(msg) }]);
     return ok(`sent to ${input.session_id} (agent ${c.agent}); its report comes back to you when its run ends`);
   },

@@ -31,6 +31,12 @@ export interface ToolContext {
   agent?: { id: string; def: AgentDefinition };
   /** Appends to this session's log through the run's journal: one write, redacted, nothing once the run is silenced. */
   emit?: (events: readonly NewEvent[]) => SessionEvent[];
+  /**
+   * When this run opened (its session.status_running). The delegation tools
+   * stamp a child's task with it (`mandate_at`), and spawn nothing once this
+   * session or one above it was interrupted after it (docs/delegation.md).
+   */
+  runOpenedAt?: string;
   /** How many calls of this tool this run made so far, this one included (a per-run bound). */
   runUses?: (name: string) => number;
   /** The runtime's process environment (where `{secret: {env}}` values are read): read_session and search_sessions redact other sessions' secrets with it. */
