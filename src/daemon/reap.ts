@@ -4,10 +4,7 @@
  * --die-with-parent and unshare's --kill-child end it with its daemon, but
  * the kernel's parent-death signal is armed by the child after it starts, so
  * a daemon killed in that instant leaves a sandbox behind, adopted by init,
- * waiting forever. At start the daemon reaps them: every session leader
- * whose parent is init (its daemon is gone), whose working directory lies
- * under this home's sessions/ and whose command line is the shell the
- * runtime starts (see isOurShell) is killed with everything in its session.
+ * waiting forever. At start the daemon reaps them (reapOrphanSandboxes).
  * A sandbox of a live `openboa wake` has that process as its parent and is
  * left alone.
  */
@@ -61,13 +58,35 @@ function isOurShell(pid: number): boolean {
   return i > 0 && argv[i + 1] === '--norc' && argv[i + 2] === '--noediting';
 }
 
-/** Kills orphaned sandboxes of sessions under `sessionsDir`; returns how many it found. */
+/** Whether a process with this pid exists (a zombie counts: it is gone but for its exit status). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Kills orphaned sandboxes of sessions under `sessionsDir`; returns how many
+ * it found. An orphan is a process adopted by init (its parent died) running
+ * the runtime's shell command line (isOurShell) with its working directory
+ * under sessions/, and either the leader of its session (the pty's child:
+ * bwrap, unshare or bash) or a process whose session leader is gone. The
+ * second is bwrap's own child, the init of the sandbox's PID namespace: when
+ * the daemon is killed in the instant between bwrap forking it and it arming
+ * its parent-death signal, the outer bwrap dies of the pty's hangup and the
+ * namespace's init outlives it, adopted by init, its session's leader gone
+ * (seen about twice in 400 kills timed at a shell's start). Everything in the
+ * orphan's session, and every process below it, is killed.
+ */
 export function reapOrphanSandboxes(sessionsDir: string): number {
   const root = `${path.resolve(sessionsDir)}/`;
   const all = processes();
   let reaped = 0;
   for (const p of all) {
-    if (p.pid !== p.sid || p.ppid !== 1) continue;
+    if (p.ppid !== 1 || (p.pid !== p.sid && alive(p.sid))) continue;
     let cwd: string;
     try {
       cwd = fs.readlinkSync(`/proc/${p.pid}/cwd`);
@@ -75,9 +94,9 @@ export function reapOrphanSandboxes(sessionsDir: string): number {
       continue;
     }
     if (!cwd.startsWith(root) || !isOurShell(p.pid)) continue;
-    for (const member of all.filter((x) => x.sid === p.sid)) {
+    for (const member of new Set([...all.filter((x) => x.sid === p.sid).map((x) => x.pid), ...descendants(all, p.pid)])) {
       try {
-        process.kill(member.pid, 'SIGKILL');
+        process.kill(member, 'SIGKILL');
       } catch {
         // gone already
       }
@@ -85,4 +104,11 @@ export function reapOrphanSandboxes(sessionsDir: string): number {
     reaped += 1;
   }
   return reaped;
+}
+
+/** `pid` and every process below it. */
+function descendants(all: readonly Proc[], pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) for (const c of all) if (c.ppid === out[i] && !out.includes(c.pid)) out.push(c.pid);
+  return out;
 }

@@ -19,15 +19,23 @@ const ppidOf = (pid: number): number | null => {
   }
 };
 
+let orphans = 0;
+
 /**
- * Starts a session leader whose parent exits at once, in `cwd`: an orphan. As
- * the runtime's shell (`bash --noprofile --norc --noediting`, here reading a
- * FIFO that never opens for writing so it waits forever), or as anything else.
+ * Starts a process whose parent exits at once, in `cwd`: an orphan. As the
+ * runtime's shell (`bash --noprofile --norc --noediting`), or as anything
+ * else; the leader of its session, or not (its leader gone).
  */
-function orphan(cwd: string, asShell = true): number {
-  const cmd = asShell
-    ? `mkfifo .hold-$$ 2>/dev/null; setsid bash --noprofile --norc --noediting -c 'read x < .hold-'$$ >/dev/null 2>&1 < /dev/null & echo $!`
-    : 'setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo $!';
+function orphan(cwd: string, asShell = true, leader = true): number {
+  // The shell reads a FIFO that never opens for writing, so it waits forever; each orphan has its own.
+  const fifo = `.hold-${process.pid}-${++orphans}`;
+  const shell = `bash --noprofile --norc --noediting -c "read x < ${fifo}"`;
+  const cmd = !asShell
+    ? 'setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo $!'
+    : leader
+      ? `mkfifo ${fifo}; setsid ${shell} >/dev/null 2>&1 < /dev/null & echo $!`
+      : // Not its session's leader, and the leader gone: the shape of a sandbox's PID-namespace init whose bwrap died first.
+        `mkfifo ${fifo}; setsid bash -c '(exec ${shell}) >/dev/null 2>&1 < /dev/null & echo $!; exit 0' < /dev/null`;
   const r = spawnSync('bash', ['-c', cmd], { cwd, encoding: 'utf8' });
   return Number(r.stdout.trim());
 }
@@ -40,8 +48,9 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
   const mine = orphan(ws);
   const other = orphan(elsewhere);
   const notAShell = orphan(ws, false); // a person's own process in a workspace: left alone
+  const inner = orphan(ws, true, false);
   t.after(() => {
-    for (const p of [mine, other, notAShell]) {
+    for (const p of [mine, other, notAShell, inner]) {
       try {
         process.kill(p, 'SIGKILL');
       } catch {
@@ -51,13 +60,15 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
     fs.rmSync(elsewhere, { recursive: true, force: true });
   });
   // The orphan runs `setsid`, which then execs bash (its argv starts with setsid until it has): look only once it has (bounded; a loaded machine may take a moment).
-  const isShellNow = () => {
+  const isShell = (pid: number, leads: boolean) => {
     try {
-      return fs.readFileSync(`/proc/${mine}/cmdline`, 'utf8').startsWith('bash\0--noprofile\0--norc\0--noediting\0') && fs.readFileSync(`/proc/${mine}/stat`, 'utf8').split(') ')[1]!.split(' ')[3] === String(mine);
+      const sid = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[3];
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('bash\0--noprofile\0--norc\0--noediting\0') && (sid === String(pid)) === leads && ppidOf(pid) === 1;
     } catch {
       return false;
     }
   };
+  const isShellNow = () => isShell(mine, true) && isShell(inner, false);
   // Another process's progress: polled, with a bound far above what a loaded machine needs (it returns as soon as it holds).
   for (let i = 0; i < 3000 && !isShellNow(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(isShellNow(), 'the orphan became the shell');
@@ -70,10 +81,11 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
     }
   };
   const state = describe(mine);
-  assert.equal(reapOrphanSandboxes(h.home.sessionsDir), 1, `the orphan as the reaper saw it: ${state}; now: ${describe(mine)}; sessions: ${h.home.sessionsDir}`);
+  assert.equal(reapOrphanSandboxes(h.home.sessionsDir), 2, `the orphans as the reaper saw them: ${state}, ${describe(inner)}; now: ${describe(mine)}; sessions: ${h.home.sessionsDir}`);
   // The kill is delivered and init reaps the orphan on its own time: polled, bounded, as above.
-  for (let i = 0; i < 3000 && ppidOf(mine) !== null; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 3000 && (ppidOf(mine) !== null || ppidOf(inner) !== null); i++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(ppidOf(mine), null, 'the orphan in a session workspace is gone');
+  assert.equal(ppidOf(inner), null, 'the orphan whose session leader is gone (a sandbox\'s namespace init) is gone too');
   assert.equal(ppidOf(other), 1, 'a process elsewhere is left alone');
   assert.equal(ppidOf(notAShell), 1, 'a process that is not the runtime shell is left alone, even in a workspace');
 });
