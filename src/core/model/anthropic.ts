@@ -1,14 +1,16 @@
 /**
- * The anthropic provider: the real @anthropic-ai/sdk, streaming
- * (messages.stream), with the SDK's own retries (429, 5xx, 529, network)
- * and our AbortSignal wired through so an interrupt cancels the HTTP request.
- * Failures are mapped by classifyError, as the openai provider's are.
+ * The anthropic provider: the real @anthropic-ai/sdk, streaming (the raw
+ * events of messages.create, assembled by MessageAssembler), with the SDK's
+ * own retries (429, 5xx, 529, network) and our AbortSignal wired through so
+ * an interrupt cancels the HTTP request. Failures are mapped by
+ * classifyError, as the openai provider's are.
  * Extended thinking is sent as the API allows it (thinking.ts).
  * The SDK is imported lazily: it costs ~180 ms to load and the CLI's other
  * commands never need it.
  */
-import { classifyError, type ErrorDialect } from './classify-error.js';
-import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type AssistantBlock } from './provider.js';
+import { classifyError, readReplyStream, streamCut, type ErrorDialect } from './classify-error.js';
+import { MessageAssembler } from './message-assembler.js';
+import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { thinkingParam } from './thinking.js';
 
 export interface AnthropicOptions {
@@ -61,7 +63,7 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
       try {
         const cached = withCacheBreakpoints(req);
         const thinking = thinkingParam(req);
-        const stream = client.messages.stream(
+        const stream = await client.messages.create(
           {
             model: req.model,
             max_tokens: req.max_tokens,
@@ -70,31 +72,14 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
             ...(cached.tools.length ? { tools: cached.tools as never } : {}),
             ...(req.tool_choice ? { tool_choice: req.tool_choice } : {}),
             ...(thinking ? { thinking } : {}),
+            stream: true,
           },
           { signal },
         );
-        const msg = await stream.finalMessage();
-        // The SDK's own block types, narrowed by `type`: blocks of server tools we do not offer are skipped.
-        const content: AssistantBlock[] = [];
-        for (const b of msg.content) {
-          if (b.type === 'text') content.push({ type: 'text', text: b.text });
-          else if (b.type === 'tool_use') content.push({ type: 'tool_use', id: b.id, name: b.name, input: isRecord(b.input) ? b.input : {} });
-          else if (b.type === 'thinking') content.push({ type: 'thinking', thinking: b.thinking, signature: b.signature });
-          else if (b.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: b.data });
-        }
-        const u = msg.usage;
-        const details = msg.stop_details;
-        return {
-          content,
-          stop_reason: msg.stop_reason ?? null,
-          usage: {
-            input_tokens: u.input_tokens ?? 0,
-            output_tokens: u.output_tokens ?? 0,
-            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
-            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
-          },
-          stop_details: details ? { category: details.category ?? null, explanation: details.explanation ?? null } : null,
-        };
+        const reply = new MessageAssembler();
+        await readReplyStream(stream, (ev) => reply.add(ev), signal, sdk.default);
+        if (!reply.ended) throw streamCut('it ended without message_stop');
+        return reply.reply();
       } catch (e) {
         throw classifyError(e, signal, client.baseURL, dialect(sdk));
       }
@@ -106,8 +91,6 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
 
 /** The Messages API says overloaded with 529; a 401 points at the daemon's key. */
 const dialect = (sdk: Sdk): ErrorDialect => ({ errors: sdk.default, keyHint: 'ANTHROPIC_API_KEY', overloaded: [529] });
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The request with prompt-cache breakpoints where the Messages API takes them

@@ -6,8 +6,11 @@
  * response's error body), its subclasses APIConnectionError,
  * APIConnectionTimeoutError (a subclass of that) and APIUserAbortError. What
  * differs between the providers is a small ErrorDialect: the key a 401
- * points at, and which statuses mean overloaded (docs/providers.md, "How
- * failures map").
+ * points at, and which statuses mean overloaded.
+ *
+ * A reply arrives as a stream; readReplyStream reads it, and a stream that
+ * breaks off before its last event is a retryable `stream_cut`, never a half
+ * reply (docs/providers.md, "How failures map").
  */
 import { ModelError } from './provider.js';
 
@@ -36,7 +39,7 @@ export interface ErrorDialect {
 
 /**
  * Maps a failure of a model call to a ModelError (Managed Agents' error
- * types). A ModelError of our own (a bound) is kept as it is,
+ * types). A ModelError of our own (a bound, a cut stream) is kept as it is,
  * unless our signal aborted the call: then it is the abort. Never throws.
  */
 export function classifyError(e: unknown, signal: AbortSignal, baseURL: string, d: ErrorDialect): ModelError {
@@ -83,6 +86,36 @@ function errorBody(e: { error: unknown; message: string }): { apiMsg: string; ki
   const outer = e.error;
   const inner = isRecord(outer) && isRecord(outer.error) ? outer.error : isRecord(outer) ? outer : {};
   return { apiMsg: typeof inner.message === 'string' ? inner.message : e.message, kind: `${str(inner.code)} ${str(inner.type)}` };
+}
+
+/** A reply stream that broke off before its last event: retryable (a retry asks again), and no half reply. */
+export function streamCut(why: string, cause?: unknown): ModelError {
+  return new ModelError({ message: `the model stream was cut off before the reply was complete: ${why}`, errorType: 'model_request_failed_error', code: 'stream_cut', retryable: true, cause });
+}
+
+/**
+ * Reads a reply stream to its end, giving each event to `add`. An error
+ * event (the SDK's APIError), our own ModelError (`add` may throw one) and
+ * our abort are thrown as they are; any other failure of the read (the
+ * connection reset, an event that is not JSON) is streamCut. Both SDKs end
+ * an aborted stream quietly, as if it were complete: that is the abort too.
+ * Whether the stream reached its last event is the caller's to check.
+ */
+export async function readReplyStream<T>(stream: AsyncIterable<T>, add: (event: T) => void, signal: AbortSignal, errors: SdkErrorClasses): Promise<void> {
+  try {
+    for await (const event of stream) add(event);
+  } catch (e) {
+    if (signal.aborted || e instanceof ModelError || e instanceof errors.APIError) throw e;
+    throw streamCut(describe(e), e);
+  }
+  if (signal.aborted) throw signal.reason;
+}
+
+/** An error's message and its cause's ("terminated (other side closed)"). */
+function describe(e: unknown): string {
+  const msg = (x: unknown) => (x instanceof Error ? x.message : String(x));
+  const cause = e instanceof Error ? e.cause : undefined;
+  return cause === undefined ? msg(e) : `${msg(e)} (${networkCause(cause) ?? msg(cause)})`;
 }
 
 /**
