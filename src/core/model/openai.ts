@@ -22,7 +22,7 @@
  * The SDK is imported lazily, as the anthropic one is.
  */
 import { BaseUrl } from '../schema/provider-settings.js';
-import { classifyError, type ErrorDialect } from './classify-error.js';
+import { classifyError, readReplyStream, streamCut, type ErrorDialect } from './classify-error.js';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { chatMessages, chatToolChoice, chatTools, reasoningEffort, ReplyAssembler, toolCallIds, type ChunkLike } from './openai-messages.js';
 
@@ -148,8 +148,9 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
         );
         const reply = new ReplyAssembler();
         // The assembler's own bound (reply_too_large) is thrown from add(): leaving the loop aborts the stream.
-        for await (const chunk of stream) reply.add(chunk as ChunkLike);
-        if (signal.aborted) throw signal.reason;
+        await readReplyStream(stream, (chunk) => reply.add(chunk as ChunkLike), signal, sdk.default);
+        // Every Chat Completions stream ends its choice with a finish_reason; without one, the stream was cut.
+        if (reply.finishReason === null) throw streamCut('it ended without a finish_reason');
         return reply.reply(toolCallIds(req));
       } catch (e) {
         throw classifyError(e, signal, endpoint.baseURL, dialect(sdk));
