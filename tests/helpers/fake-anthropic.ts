@@ -12,7 +12,8 @@ import { startScriptedServer, type RecordedBase, type ScriptedServer } from './s
 export interface ToolUseStep {
   id?: string;
   name: string;
-  input: Record<string, unknown>;
+  /** An object (streamed as its JSON) or the input's JSON text exactly as streamed (malformed JSON included; the non-streamed reply then has `{}`). */
+  input: Record<string, unknown> | string;
 }
 
 export type Step =
@@ -26,6 +27,11 @@ export type Step =
       delayMs?: number;
       /** Send an `event: error` after the text, then end. */
       midStreamError?: { type: string; message: string };
+      /**
+       * Cut the stream after the text, before the block ends: `reset` destroys
+       * the connection, `end` ends the response cleanly (no message_stop).
+       */
+      cut?: 'reset' | 'end';
     }
   | { status: number; errorType?: string; message?: string; headers?: Record<string, string> }
   /** Never answer; the request stays open until the client aborts. */
@@ -84,7 +90,7 @@ function message(step: Extract<Step, { text?: string }>) {
   const content: Array<Record<string, unknown>> = [];
   if (step.thinking) content.push({ type: 'thinking', thinking: step.thinking.thinking, signature: step.thinking.signature });
   if (step.text !== undefined) content.push({ type: 'text', text: step.text });
-  for (const t of step.toolUses ?? []) content.push({ type: 'tool_use', id: t.id ?? `toolu_fake_${++counter}`, name: t.name, input: t.input });
+  for (const t of step.toolUses ?? []) content.push({ type: 'tool_use', id: t.id ?? `toolu_fake_${++counter}`, name: t.name, input: typeof t.input === 'string' ? {} : t.input });
   const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...step.usage };
   return {
     id: `msg_fake_${++counter}`,
@@ -103,6 +109,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function sendSse(res: http.ServerResponse, step: Extract<Step, { text?: string }>, isClosed: () => boolean) {
   const msg = message(step);
+  // The tool uses are the last blocks: tool use k is block firstTool + k.
+  const inputTexts = (step.toolUses ?? []).map((t) => (typeof t.input === 'string' ? t.input : JSON.stringify(t.input)));
+  const firstTool = msg.content.length - inputTexts.length;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = async (event: string, data: unknown) => {
     if (isClosed()) return;
@@ -123,13 +132,18 @@ async function sendSse(res: http.ServerResponse, step: Extract<Step, { text?: st
         res.end();
         return;
       }
+      if (step.cut) {
+        if (step.cut === 'reset') res.destroy();
+        else res.end();
+        return;
+      }
     } else if (b.type === 'thinking') {
       await send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'thinking', thinking: '', signature: '' } });
       await send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'thinking_delta', thinking: b.thinking } });
       await send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'signature_delta', signature: b.signature } });
     } else {
       await send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
-      const json = JSON.stringify(b.input);
+      const json = inputTexts[i - firstTool]!;
       const cut = Math.floor(json.length / 3);
       for (const part of [json.slice(0, cut), json.slice(cut)]) await send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: part } });
     }

@@ -30,6 +30,11 @@ export type OaiStep =
       delayMs?: number;
       /** Send an error chunk after the text, then end. */
       midStreamError?: { message: string; type?: string; code?: string };
+      /**
+       * Cut the stream after the text, before finish_reason: `reset` destroys
+       * the connection, `end` ends the response cleanly (no [DONE]).
+       */
+      cut?: 'reset' | 'end';
     }
   | { status: number; message?: string; type?: string; code?: string; headers?: Record<string, string> }
   /** Never answer; the request stays open until the client aborts. */
@@ -106,6 +111,11 @@ async function sendSse(res: http.ServerResponse, step: Reply, body: OaiRequest['
   if (step.midStreamError) {
     await send({ error: { message: step.midStreamError.message, type: step.midStreamError.type ?? 'server_error', code: step.midStreamError.code ?? null } });
     res.end();
+    return;
+  }
+  if (step.cut) {
+    if (step.cut === 'reset') res.destroy();
+    else res.end();
     return;
   }
   for (const [index, c] of (step.toolCalls ?? []).entries()) {

@@ -1,12 +1,16 @@
 /**
- * The anthropic provider: the real @anthropic-ai/sdk, streaming
- * (messages.stream), with the SDK's own retries (429, 5xx, 529, network)
- * and our AbortSignal wired through so an interrupt cancels the HTTP request.
+ * The anthropic provider: the real @anthropic-ai/sdk, streaming (the raw
+ * events of messages.create, assembled by MessageAssembler), with the SDK's
+ * own retries (429, 5xx, 529, network) and our AbortSignal wired through so
+ * an interrupt cancels the HTTP request. Failures are mapped by
+ * classifyError, as the openai provider's are.
  * Extended thinking is sent as the API allows it (thinking.ts).
  * The SDK is imported lazily: it costs ~180 ms to load and the CLI's other
  * commands never need it.
  */
-import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type AssistantBlock } from './provider.js';
+import { classifyError, readReplyStream, streamCut, type ErrorDialect } from './classify-error.js';
+import { MessageAssembler } from './message-assembler.js';
+import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { thinkingParam } from './thinking.js';
 
 export interface AnthropicOptions {
@@ -59,7 +63,7 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
       try {
         const cached = withCacheBreakpoints(req);
         const thinking = thinkingParam(req);
-        const stream = client.messages.stream(
+        const stream = await client.messages.create(
           {
             model: req.model,
             max_tokens: req.max_tokens,
@@ -68,33 +72,16 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
             ...(cached.tools.length ? { tools: cached.tools as never } : {}),
             ...(req.tool_choice ? { tool_choice: req.tool_choice } : {}),
             ...(thinking ? { thinking } : {}),
+            stream: true,
           },
           { signal },
         );
-        const msg = await stream.finalMessage();
-        // The SDK's own block types, narrowed by `type`: blocks of server tools we do not offer are skipped.
-        const content: AssistantBlock[] = [];
-        for (const b of msg.content) {
-          if (b.type === 'text') content.push({ type: 'text', text: b.text });
-          else if (b.type === 'tool_use') content.push({ type: 'tool_use', id: b.id, name: b.name, input: isRecord(b.input) ? b.input : {} });
-          else if (b.type === 'thinking') content.push({ type: 'thinking', thinking: b.thinking, signature: b.signature });
-          else if (b.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: b.data });
-        }
-        const u = msg.usage;
-        const details = msg.stop_details;
-        return {
-          content,
-          stop_reason: msg.stop_reason ?? null,
-          usage: {
-            input_tokens: u.input_tokens ?? 0,
-            output_tokens: u.output_tokens ?? 0,
-            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
-            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
-          },
-          stop_details: details ? { category: details.category ?? null, explanation: details.explanation ?? null } : null,
-        };
+        const reply = new MessageAssembler();
+        await readReplyStream(stream, (ev) => reply.add(ev), signal, sdk.default);
+        if (!reply.ended) throw streamCut('it ended without message_stop');
+        return reply.reply();
       } catch (e) {
-        throw classify(sdk, e, signal, client.baseURL);
+        throw classifyError(e, signal, client.baseURL, dialect(sdk));
       }
     },
   };
@@ -102,7 +89,8 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The Messages API says overloaded with 529; a 401 points at the daemon's key. */
+const dialect = (sdk: Sdk): ErrorDialect => ({ errors: sdk.default, keyHint: 'ANTHROPIC_API_KEY', overloaded: [529] });
 
 /**
  * The request with prompt-cache breakpoints where the Messages API takes them
@@ -121,56 +109,4 @@ export function withCacheBreakpoints(req: ModelRequest): { system: Array<Record<
     return { ...m, content } as unknown as Record<string, unknown>;
   });
   return { system, tools, messages };
-}
-
-/** Maps an SDK failure to a ModelError (Managed Agents' error types). */
-export function classify(sdk: Sdk, e: unknown, signal: AbortSignal, baseURL = 'the model API'): ModelError {
-  const A = sdk.default;
-  const message = (e as Error)?.message ?? String(e);
-  if (signal.aborted || e instanceof A.APIUserAbortError) {
-    return new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true, cause: e });
-  }
-  if (e instanceof A.APIConnectionTimeoutError) return new ModelError({ message: `the model call timed out: ${message}`, errorType: 'model_request_failed_error', code: 'timeout', retryable: true, cause: e });
-  if (e instanceof A.APIConnectionError) {
-    const why = networkCause(e);
-    return new ModelError({ message: `could not reach the model API at ${baseURL}: ${why ?? message}`, errorType: 'model_request_failed_error', code: 'connection_error', retryable: true, cause: e });
-  }
-  if (e instanceof A.APIError) {
-    const status = e.status;
-    const body = e.error as { error?: { type?: string; message?: string } } | undefined;
-    const apiType = body?.error?.type;
-    const apiMsg = body?.error?.message ?? message;
-    if (status === undefined) {
-      // An error event inside an open stream: the SDK does not retry these.
-      const overloaded = apiType === 'overloaded_error';
-      return new ModelError({ message: `the model stream failed: ${apiMsg}`, errorType: overloaded ? 'model_overloaded_error' : 'model_request_failed_error', code: 'stream_error', retryable: true, cause: e });
-    }
-    if (status === 429) return new ModelError({ message: `rate limited (429): ${apiMsg}`, errorType: 'model_rate_limited_error', code: 'http_429', retryable: true, status, cause: e });
-    if (status === 529) return new ModelError({ message: `overloaded (529): ${apiMsg}`, errorType: 'model_overloaded_error', code: 'http_529', retryable: true, status, cause: e });
-    if (status >= 500 || status === 408 || status === 409) return new ModelError({ message: `the model API failed (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: true, status, cause: e });
-    if (status === 401) return new ModelError({ message: `authentication failed (401) at ${baseURL}: ${apiMsg}; check ANTHROPIC_API_KEY`, errorType: 'model_request_failed_error', code: 'http_401', retryable: false, status, cause: e });
-    if (status === 402) return new ModelError({ message: `billing (402): ${apiMsg}`, errorType: 'billing_error', code: 'http_402', retryable: false, status, cause: e });
-    return new ModelError({ message: `the model API refused the request (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: false, status, cause: e });
-  }
-  return new ModelError({ message: `the model call failed: ${message}`, errorType: 'unknown_error', code: 'unexpected', retryable: true, cause: e });
-}
-
-/**
- * The system-level reason under an SDK connection error ("Connection error."
- * wraps fetch's "fetch failed", which wraps e.g. ECONNREFUSED 127.0.0.1:9):
- * the first error code found down the cause chain, with its address.
- */
-export function networkCause(e: unknown): string | null {
-  let cur: unknown = e;
-  for (let depth = 0; cur && depth < 6; depth++) {
-    const x = cur as { code?: unknown; address?: unknown; port?: unknown; hostname?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof x.code === 'string' && /^E[A-Z_]+$/.test(x.code)) {
-      const where = typeof x.address === 'string' ? ` ${x.address}${typeof x.port === 'number' ? `:${x.port}` : ''}` : typeof x.hostname === 'string' ? ` ${x.hostname}` : '';
-      return `${x.code}${where}`;
-    }
-    // happy eyeballs: an AggregateError of one error per address
-    if (Array.isArray(x.errors) && x.errors.length) cur = x.errors[0];
-    else cur = x.cause;
-  }
-  return null;
 }

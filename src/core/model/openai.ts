@@ -22,7 +22,7 @@
  * The SDK is imported lazily, as the anthropic one is.
  */
 import { BaseUrl } from '../schema/provider-settings.js';
-import { networkCause } from './anthropic.js';
+import { classifyError, readReplyStream, streamCut, type ErrorDialect } from './classify-error.js';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { chatMessages, chatToolChoice, chatTools, reasoningEffort, ReplyAssembler, toolCallIds, type ChunkLike } from './openai-messages.js';
 
@@ -147,47 +147,20 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
           { signal },
         );
         const reply = new ReplyAssembler();
-        for await (const chunk of stream) reply.add(chunk as ChunkLike);
-        if (signal.aborted) throw signal.reason;
+        // The assembler's own bound (reply_too_large) is thrown from add(): leaving the loop aborts the stream.
+        await readReplyStream(stream, (chunk) => reply.add(chunk as ChunkLike), signal, sdk.default);
+        // Every Chat Completions stream ends its choice with a finish_reason; without one, the stream was cut.
+        if (reply.finishReason === null) throw streamCut('it ended without a finish_reason');
         return reply.reply(toolCallIds(req));
       } catch (e) {
-        // The assembler's own bound (reply_too_large): leaving the loop above aborted the stream.
-        if (e instanceof ModelError && !signal.aborted) throw e;
-        throw classify(sdk, e, signal, endpoint.baseURL);
+        throw classifyError(e, signal, endpoint.baseURL, dialect(sdk));
       }
     },
   };
 }
 
-/** Maps an SDK failure to a ModelError (Managed Agents' error types), as the anthropic provider's classify does. */
-export function classify(sdk: Sdk, e: unknown, signal: AbortSignal, baseURL: string): ModelError {
-  const O = sdk.default;
-  const message = (e as Error)?.message ?? String(e);
-  if (signal.aborted || e instanceof O.APIUserAbortError) {
-    return new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true, cause: e });
-  }
-  if (e instanceof O.APIConnectionTimeoutError) return new ModelError({ message: `the model call timed out: ${message}`, errorType: 'model_request_failed_error', code: 'timeout', retryable: true, cause: e });
-  if (e instanceof O.APIConnectionError) {
-    const why = networkCause(e);
-    return new ModelError({ message: `could not reach the model API at ${baseURL}: ${why ?? message}`, errorType: 'model_request_failed_error', code: 'connection_error', retryable: true, cause: e });
-  }
-  if (e instanceof O.APIError) {
-    const status = e.status;
-    const body = (e.error ?? {}) as { message?: unknown; type?: unknown; code?: unknown };
-    const apiMsg = typeof body.message === 'string' ? body.message : message;
-    const kind = `${String(e.code ?? '')} ${String(e.type ?? '')}`;
-    if (status === undefined) {
-      // An error inside an open stream: the SDK does not retry these.
-      const overloaded = /overload/i.test(`${kind} ${apiMsg}`);
-      return new ModelError({ message: `the model stream failed: ${apiMsg}`, errorType: overloaded ? 'model_overloaded_error' : 'model_request_failed_error', code: 'stream_error', retryable: true, cause: e });
-    }
-    // OpenAI answers an exhausted quota with a 429 that no wait will cure.
-    if (status === 402 || (status === 429 && /insufficient_quota/.test(kind))) return new ModelError({ message: `billing (${status}): ${apiMsg}`, errorType: 'billing_error', code: `http_${status}`, retryable: false, status, cause: e });
-    if (status === 429) return new ModelError({ message: `rate limited (429): ${apiMsg}`, errorType: 'model_rate_limited_error', code: 'http_429', retryable: true, status, cause: e });
-    if (status === 503 || status === 529) return new ModelError({ message: `overloaded (${status}): ${apiMsg}`, errorType: 'model_overloaded_error', code: `http_${status}`, retryable: true, status, cause: e });
-    if (status >= 500 || status === 408 || status === 409) return new ModelError({ message: `the model API failed (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: true, status, cause: e });
-    if (status === 401) return new ModelError({ message: `authentication failed (401) at ${baseURL}: ${apiMsg}; check agent.yaml api_key or OPENAI_API_KEY`, errorType: 'model_request_failed_error', code: 'http_401', retryable: false, status, cause: e });
-    return new ModelError({ message: `the model API refused the request (${status}): ${apiMsg}`, errorType: 'model_request_failed_error', code: `http_${status}`, retryable: false, status, cause: e });
-  }
-  return new ModelError({ message: `the model call failed: ${message}`, errorType: 'unknown_error', code: 'unexpected', retryable: true, cause: e });
-}
+/**
+ * OpenAI-compatible servers say overloaded with 503 (vLLM, gateways) or 529;
+ * a 401 points at agent.yaml api_key or the daemon's key.
+ */
+const dialect = (sdk: Sdk): ErrorDialect => ({ errors: sdk.default, keyHint: 'agent.yaml api_key or OPENAI_API_KEY', overloaded: [503, 529] });
