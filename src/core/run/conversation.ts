@@ -29,15 +29,15 @@
  * session's conversation for good. Done once per event, where it enters, the
  * request stays a function of the log and each request extends the last.
  */
-import { mcpToolName, type SessionEvent, type TextBlock } from '../schema/index.js';
+import { isUserEventType, type SessionEvent, type TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
 import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
 import { pruneTurns } from './context-prune.js';
 import { summaryNote } from './fit-opening.js';
-import { childNote, contextWarningNote, evaluationNote, outcomeBrief } from './turn-notes.js';
-import { NUDGE_ACTIONS } from '../schema/guards.js';
+import { conversationKind } from '../kinds/index.js';
+import type { ConversationSink } from '../kinds/event-kind.js';
 
 export interface LoggedEvent {
   line: number;
@@ -124,8 +124,9 @@ function nonBlank(blocks: readonly TextBlock[], fallback: string): TextBlock[] {
 /** How many tool-use ids to remember for pairing results (results come soon after their use). */
 const MAX_USE_IDS = 4096;
 
-/** Event types whose content enters the conversation, and so must be measurable. */
-const CARRIES_CONTENT = new Set<string>(['user.message', 'user.define_outcome', 'agent.thread_message_received', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result', 'agent.mcp_tool_use', 'agent.mcp_tool_result']);
+/** The core's event types whose content enters the conversation, and so must be measurable (a kind says so of its own: carriesContent). */
+const CARRIES_CONTENT = new Set<string>(['user.message', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result']);
+const carriesContent = (type: string) => CARRIES_CONTENT.has(type) || conversationKind(type)?.carriesContent === true;
 
 export class ConversationBuilder {
   private msgs: Message[] = [];
@@ -143,6 +144,17 @@ export class ConversationBuilder {
   private userBlocks: UserBlock[] = [];
   private results: ToolResultBlock[] = [];
   private assistant: AssistantBlock[] | null = null;
+
+  /** What a capability's event kind may add (kinds/event-kind.ts), through the builder's own steps. */
+  private readonly sink: ConversationSink = {
+    userText: (text, o) => {
+      if (o?.closesTurn) this.closeAssistant();
+      this.userBlocks.push({ type: 'text', text });
+    },
+    toolUse: (eventId, modelToolUseId, name, input) => this.addToolUse(eventId, modelToolUseId, name, input),
+    toolResult: (line, result, useEventId, content, isError) => this.addToolResult(line, result, useEventId, content, isError),
+    compact: (e) => this.compact(e),
+  };
 
   get size(): number {
     return this.msgs.length;
@@ -235,18 +247,16 @@ export class ConversationBuilder {
     switch (e.type) {
       case 'user.message':
         return [[], (e.content as UserBlock[]).map(tag)];
-      case 'user.define_outcome':
-        return [[], textBlocks(outcomeBrief(e)).map(tag)];
-      case 'agent.thread_message_received':
-      case 'session.thread_status_idle':
-        return [[], textBlocks(childNote(e)).map(tag)];
       case 'user.custom_tool_result': {
         const id = this.useIds.get(e.custom_tool_use_id);
         if (!id) return [[], []];
         return [[tag({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content ?? [], '(no content)'), ...(e.is_error ? { is_error: true } : {}) })], []];
       }
-      default:
-        return [[], []];
+      default: {
+        // A capability's user event says its own words (an outcome's brief, a child's report).
+        const text = conversationKind(e.type)?.takenIn?.(e) ?? null;
+        return [[], text === null ? [] : textBlocks(text).map(tag)];
+      }
     }
   }
 
@@ -288,17 +298,18 @@ export class ConversationBuilder {
   feed(line: number, e: SessionEvent): void {
     this.feeding = line;
     try {
-      if (CARRIES_CONTENT.has(e.type)) estimateTokens(e); // its size must be measurable, or it cannot be sent
+      if (carriesContent(e.type)) estimateTokens(e); // its size must be measurable, or it cannot be sent
       e = wellFormedDeep(e);
       this.apply(line, e);
     } catch (err) {
       const why = this.fail(line, e, err);
       const eventId = wellFormed(e.id); // `e` may not have been made well-formed yet
       const origin: BlockOrigin = { line, eventId, eventType: e.type, placeholder: true };
-      if (e.type === 'user.message' || e.type === 'user.define_outcome' || e.type === 'user.custom_tool_result' || e.type === 'agent.thread_message_received') {
+      const answers = e.type === 'agent.tool_result' ? e.tool_use_id : conversationKind(e.type)?.answers?.(e);
+      if (isUserEventType(e.type) && carriesContent(e.type)) {
         this.notes.set(eventId, { text: placeholderText(eventId, line, e.type, why), origin });
-      } else if (e.type === 'agent.tool_result' || e.type === 'agent.mcp_tool_result') {
-        const id = this.useIds.get(wellFormed(e.type === 'agent.tool_result' ? e.tool_use_id : e.mcp_tool_use_id));
+      } else if (answers !== undefined) {
+        const id = this.useIds.get(wellFormed(answers));
         if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: textBlocks(placeholderText(e.id, line, e.type, why)), is_error: true }, origin));
       }
     }
@@ -310,16 +321,12 @@ export class ConversationBuilder {
   }
 
   private apply(line: number, e: SessionEvent): void {
+    if (isUserEventType(e.type)) {
+      // Held until a session.status_running takes it in: it enters there, once.
+      this.userEvents.set(e.id, { line, event: e });
+      return;
+    }
     switch (e.type) {
-      case 'user.message':
-      case 'user.define_outcome':
-      case 'user.custom_tool_result':
-      case 'user.tool_confirmation':
-      case 'user.interrupt':
-      case 'agent.thread_message_received':
-      case 'session.thread_status_idle':
-        this.userEvents.set(e.id, { line, event: e });
-        break;
       case 'session.status_running':
         for (const id of e.processed_event_ids) this.takeIn(id);
         for (const w of e.wakes ?? []) this.userBlocks.push({ type: 'text', text: `[scheduled revisit ${w.id}, due ${w.due_at}] ${w.reason}` });
@@ -340,54 +347,31 @@ export class ConversationBuilder {
         break;
       case 'agent.tool_use':
       case 'agent.custom_tool_use':
-        this.useIds.set(e.id, e.model_tool_use_id);
-        if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
-        (this.assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input });
-        break;
-      case 'agent.mcp_tool_use':
-        // The model called it by its prefixed name; the log keeps server and tool apart.
-        this.useIds.set(e.id, e.model_tool_use_id);
-        if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
-        (this.assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: mcpToolName(e.mcp_server_name, e.name), input: e.input });
+        this.addToolUse(e.id, e.model_tool_use_id, e.name, e.input);
         break;
       case 'span.model_request_end':
         this.closeAssistant();
         break;
-      case 'agent.thread_context_compacted':
-        this.compact(e);
-        break;
-      case 'session.context_warning': {
-        const note = contextWarningNote(e);
-        if (note) this.userBlocks.push({ type: 'text', text: note });
-        break;
-      }
-      case 'span.outcome_evaluation_end': {
-        // What the agent must act on enters as its next user turn; a satisfied, failed or interrupted
-        // outcome asks nothing of it (the run goes idle), so it adds nothing to answer.
-        const note = evaluationNote(e);
-        if (note) {
-          this.closeAssistant();
-          this.userBlocks.push({ type: 'text', text: note });
-        }
-        break;
-      }
-      case 'session.guard':
-        // A guard's nudge (docs/context.md) is the model's next user turn, where it sits; its other records are in results already.
-        if (NUDGE_ACTIONS.has(e.action)) {
-          this.closeAssistant();
-          this.userBlocks.push({ type: 'text', text: e.message });
-        }
-        break;
       case 'agent.tool_result':
-      case 'agent.mcp_tool_result': {
-        this.closeAssistant();
-        const id = this.useIds.get(e.type === 'agent.tool_result' ? e.tool_use_id : e.mcp_tool_use_id);
-        if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) }, { line, eventId: e.id, eventType: e.type, placeholder: false }));
+        this.addToolResult(line, e, e.tool_use_id, e.content, e.is_error);
         break;
-      }
       default:
+        // Every other event enters as its capability says (kinds/index.ts), or not at all.
+        conversationKind(e.type)?.enter?.(this.sink, e, line);
         break;
     }
+  }
+
+  private addToolUse(eventId: string, modelToolUseId: string, name: string, input: unknown): void {
+    this.useIds.set(eventId, modelToolUseId);
+    if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
+    (this.assistant ??= []).push({ type: 'tool_use', id: modelToolUseId, name, input: input as Record<string, unknown> });
+  }
+
+  private addToolResult(line: number, result: SessionEvent, useEventId: string, content: ReadonlyArray<{ type: 'text'; text: string }>, isError: boolean): void {
+    this.closeAssistant();
+    const id = this.useIds.get(useEventId);
+    if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: nonBlank(content as TextBlock[], '(no output)'), ...(isError ? { is_error: true } : {}) }, { line, eventId: result.id, eventType: result.type, placeholder: false }));
   }
 
   private memo: RepairState | null = null;

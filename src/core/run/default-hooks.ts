@@ -12,6 +12,7 @@ import { backoffMs } from './backoff.js';
 import { compactingContext } from './compacting-context.js';
 import { failureGuards, guardedToolPolicy } from './failure-guards.js';
 import { createdAtOf } from './plan.js';
+import { takenMidRun } from '../kinds/index.js';
 import { gradeOutcomes, liveOutcomeFile } from './outcome-grading.js';
 import { correctionsFromDenials } from './learnings-run.js';
 import { memoryRecorder } from './memory-run.js';
@@ -28,7 +29,8 @@ export const EMPTY_STOP = 3;
 export const MAX_WAKE_ATTEMPTS = 10;
 
 /**
- * Mid-run steering: user messages (outcomes, children's reports) appended during the run
+ * Mid-run steering: user messages, and the user events a capability takes
+ * in mid-run (kinds/index.ts: outcomes, children's reports), appended during the run
  * are taken into it at the next model request, listed in a continuation
  * session.status_running (so they enter the conversation there, once). An
  * interrupt appended during the run stops it, daemon or not.
@@ -41,7 +43,7 @@ export function takeMidRunInput(): Steering {
         ctx.control.abort({ kind: 'interrupt' });
         return s;
       }
-      const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome' || p.type === 'agent.thread_message_received' || p.type === 'session.thread_status_idle');
+      const take = s.pending_events.filter((p) => takenMidRun(p.type));
       if (take.length === 0) return s;
       journal.emit([{ type: 'session.status_running', wake_id: ctx.runId, trigger: ctx.trigger, processed_event_ids: take.map((p) => p.id), ...createdAtOf(take), continuation: true }]);
       // The window reads no further than the fold: fold the record that takes them in.
