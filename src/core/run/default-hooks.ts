@@ -14,8 +14,9 @@ import { failureGuards, guardedToolPolicy } from './failure-guards.js';
 import { createdAtOf } from './plan.js';
 import { takenMidRun } from '../kinds/index.js';
 import { gradeOutcomes, liveOutcomeFile } from './outcome-grading.js';
-import { correctionsFromDenials } from './learnings-run.js';
-import { memoryRecorder } from './memory-run.js';
+import { correctionsFromDenials, learningsSection } from './learnings-run.js';
+import { memoryRecorder, memorySection } from './memory-run.js';
+import { instructionsSection, runtimeSection, skillsSection } from './system-prompt.js';
 import { stopWhenPaused } from './pause-steering.js';
 import { relationsAtRunEnd } from './relations-file.js';
 import { usageFile } from './usage-file.js';
@@ -106,5 +107,6 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory],
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
+    promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
   };
 }

@@ -125,6 +125,18 @@ export interface AfterRunHook {
   afterRun(ctx: RunContext, journal: RunJournal, ending: Ending): Ending | Promise<Ending>;
 }
 
+/**
+ * A section of the system prompt (promptSections[]), after the agent's own
+ * `system`, in list order. Rendered once per run, when its first request is
+ * made, and the same for every request of it: each request repeats the last
+ * as its prefix (the prompt cache). null leaves it out. Must not throw: what
+ * it cannot read it leaves out.
+ */
+export interface PromptSection {
+  name: string;
+  render(ctx: RunContext): string | null;
+}
+
 export interface LoopHooks {
   /** The model (the registry's provider for the agent's `provider`). */
   model: ModelProvider;
@@ -133,4 +145,5 @@ export interface LoopHooks {
   steering: Steering;
   afterTurn: readonly AfterTurnHook[];
   afterRun: readonly AfterRunHook[];
+  promptSections: readonly PromptSection[];
 }

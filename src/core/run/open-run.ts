@@ -24,6 +24,7 @@ import { RunControl, type AbortReason, type RunContext, type Runtime, type WakeO
 import { loadSkills } from './skills.js';
 import { McpHub, resolveMcpServers } from '../mcp/mcp-hub.js';
 import { withMemoryVersions } from './memory-run.js';
+import { RunState } from './run-state.js';
 
 export interface Definitions {
   agent: LoadedAgent;
@@ -111,6 +112,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     files: new RuntimeFiles(paths.runtime, env.redactor),
     control,
     mcp,
+    state: new RunState(),
   };
   return {
     ctx,

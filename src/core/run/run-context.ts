@@ -17,6 +17,7 @@ import type { RuntimeFiles } from './runtime-files.js';
 import type { Skill } from './skills.js';
 import type { LoopHooks } from './loop-hooks.js';
 import type { McpHub } from '../mcp/mcp-hub.js';
+import type { RunState } from './run-state.js';
 
 export interface Runtime {
   home: Home;
@@ -131,7 +132,7 @@ export class RunControl {
  * What one run works with, fixed when it opens: who, where, under which
  * definitions, with which tools and sandbox. Nothing in it is reassigned
  * during the run; what changes (events written, usage, errors) is in the
- * journal, and per-run state of a hook lives in that hook.
+ * journal, and per-run state of a hook lives in a slot of `state`.
  */
 export interface RunContext {
   readonly rt: Runtime;
@@ -155,6 +156,8 @@ export interface RunContext {
   readonly control: RunControl;
   /** The agent's MCP servers for this run (started when the run opens; mcp/mcp-run.ts). */
   readonly mcp: McpHub;
+  /** The hooks' per-run state (run-state.ts): made with the run, dropped with it. */
+  readonly state: RunState;
 }
 
 /** How a run ends, before wake() writes it down. */

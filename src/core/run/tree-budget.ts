@@ -12,14 +12,14 @@ import { totalTokens } from '../store/fold.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
+import { runSlot } from './run-state.js';
 
-const perRun = new WeakMap<RunContext, Budgeted[]>();
+const BUDGETS = runSlot<{ budgets: Budgeted[] | null }>('tree budgets', () => ({ budgets: null }));
 
 /** treeBudgets of the run, read once (the ancestors' agents loaded through `agentBudget`). */
 export function runBudgets(ctx: RunContext, agentBudget: (s: SessionSnapshot) => number | null): Budgeted[] {
-  let b = perRun.get(ctx);
-  if (!b) perRun.set(ctx, (b = treeBudgets(ctx, agentBudget)));
-  return b;
+  const slot = ctx.state.get(BUDGETS);
+  return (slot.budgets ??= treeBudgets(ctx, agentBudget));
 }
 
 /** Ancestors walked at most (a loop in a hand-edited log must not hang a run). */

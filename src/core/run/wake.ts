@@ -44,6 +44,7 @@ import { applyInterrupt, closeForInterrupt, finishInterrupt, reconcile, settleAn
 import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attempt.js';
 import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
 import type { LoopHooks } from './loop-hooks.js';
+import { usePromptSections } from './prompt-sections.js';
 import { reportToParent } from './child-report.js';
 import { reconcileHeartbeat } from './heartbeat.js';
 import { interruptFromAbove } from './interrupt-from-above.js';
@@ -237,6 +238,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
 async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan: RunPlan, skillProblems: string[]): Promise<Ending> {
   const { store, deps } = ctx.rt;
   const snap = ctx.startSnapshot;
+  usePromptSections(ctx, hooks.promptSections);
   journal.emit([
     {
       type: 'session.status_running',
