@@ -161,10 +161,10 @@ test('the empty-reply guard ends the run at EMPTY_STOP empty replies in a row, a
   const g = emptyReplyGuard();
   const empty: Turn = { written: [], uses: [], asks: [], empty: true };
   const full: Turn = { ...empty, empty: false };
-  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty), undefined);
-  assert.equal(g.afterTurn(null as never, journal, full), undefined);
-  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty), undefined);
-  const end = g.afterTurn(null as never, journal, empty);
+  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty, null as never), undefined);
+  assert.equal(g.afterTurn(null as never, journal, full, null as never), undefined);
+  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty, null as never), undefined);
+  const end = g.afterTurn(null as never, journal, empty, null as never);
   assert.deepEqual(end, { end: { kind: 'idle', stop: { type: 'retries_exhausted' } } });
   assert.equal(errors.length, 1);
 });

@@ -16,6 +16,7 @@
  * both land, and the parent's fold takes the first and drops the repeat
  * (store/children-fold.ts), so the parent's conversation reads it once.
  */
+import type { AfterCloseHook } from './loop-hooks.js';
 import { readLinesBefore } from '../store/jsonl.js';
 import { parseEventLine } from '../store/parse-line.js';
 import { cutTail } from '../text-cut.js';
@@ -77,4 +78,18 @@ function lastMessage(rt: Runtime, childId: string, runId: string): string {
     if (e.type === 'session.status_running' && e.wake_id === runId && !e.continuation) break;
   }
   return '(the child said nothing in its last run)';
+}
+
+/** The after-close hook: a child's run that ended idle reports to its parent (a failure is repaired when the daemon next looks at this child). */
+export function childReport(): AfterCloseHook {
+  return {
+    afterClose(rt, sessionId, after, ending) {
+      if (ending.kind !== 'idle' || !after.parent_session_id) return;
+      try {
+        reportToParent(rt, sessionId, after);
+      } catch {
+        // the parent's log is not writable now: reportToParent runs again whenever the daemon looks at this child
+      }
+    },
+  };
 }

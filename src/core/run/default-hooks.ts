@@ -20,7 +20,9 @@ import { instructionsSection, runtimeSection, skillsSection } from './system-pro
 import { stopWhenPaused } from './pause-steering.js';
 import { relationsAtRunEnd } from './relations-file.js';
 import { usageFile } from './usage-file.js';
-import type { AfterRunHook, AfterTurnHook, LoopHooks, Steering } from './loop-hooks.js';
+import type { AfterRunHook, AfterTurnHook, Bound, LoopHooks, Steering } from './loop-hooks.js';
+import { treeBudget } from './tree-budget.js';
+import { childReport } from './child-report.js';
 import type { RunContext } from './run-context.js';
 
 /** Empty replies in a row that end the run. */
@@ -49,6 +51,18 @@ export function takeMidRunInput(): Steering {
       journal.emit([{ type: 'session.status_running', wake_id: ctx.runId, trigger: ctx.trigger, processed_event_ids: take.map((p) => p.id), ...createdAtOf(take), continuation: true }]);
       // The window reads no further than the fold: fold the record that takes them in.
       return ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
+    },
+  };
+}
+
+/** The run's request limit (limits.max_model_requests_per_wake). */
+export function requestCap(): Bound {
+  return {
+    check(ctx, journal) {
+      const max = ctx.agent.def.limits.max_model_requests_per_wake;
+      if (journal.usage.model_requests < max) return null;
+      journal.error({ type: 'tool_use_limit_reached_error', code: 'max_model_requests_per_wake', message: `the run made ${journal.usage.model_requests} model requests, the limit (max_model_requests_per_wake); send a message to go on`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' } };
     },
   };
 }
@@ -105,8 +119,11 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
     steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
+    bounds: [treeBudget(), requestCap()],
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory],
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
+    afterClose: [childReport()],
     promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
+    observers: [],
   };
 }

@@ -7,11 +7,11 @@
  * through the RunJournal; its per-run state lives in the hook object, which
  * is built fresh for every run.
  */
-import type { ModelProvider, ModelRequest } from '../model/provider.js';
+import type { ModelError, ModelProvider, ModelRequest, ModelResponse } from '../model/provider.js';
 import { mcpToolName, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { ConversationView } from './conversation.js';
 import type { RunJournal, RetryStatus } from './journal.js';
-import type { Ending, RunContext } from './run-context.js';
+import type { Ending, RunContext, Runtime } from './run-context.js';
 import type { SessionErrorType } from './failed-attempt.js';
 
 export type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
@@ -113,7 +113,12 @@ export type TurnVerdict = undefined | { end: Ending } | { continue: true };
  * something for the model, or the loop ends the run.
  */
 export interface AfterTurnHook {
-  afterTurn(ctx: RunContext, journal: RunJournal, turn: Turn | null): TurnVerdict | Promise<TurnVerdict>;
+  /**
+   * `snap`: the session folded once after the turn's events (before any
+   * after-turn hook wrote), shared by every hook of the step; a hook that
+   * needs what an earlier hook wrote reads the store itself.
+   */
+  afterTurn(ctx: RunContext, journal: RunJournal, turn: Turn | null, snap: SessionSnapshot): TurnVerdict | Promise<TurnVerdict>;
 }
 
 /**
@@ -122,7 +127,43 @@ export interface AfterTurnHook {
  * the ending. Runs for every ending except a lost lease.
  */
 export interface AfterRunHook {
-  afterRun(ctx: RunContext, journal: RunJournal, ending: Ending): Ending | Promise<Ending>;
+  /** `snap`: the session folded once after the loop (before any after-run hook wrote), shared as afterTurn's is. */
+  afterRun(ctx: RunContext, journal: RunJournal, ending: Ending, snap: SessionSnapshot): Ending | Promise<Ending>;
+}
+
+/**
+ * After the run's ending is written and the session folded again (`after`):
+ * what the run's ending means beyond the run (a child's report to its
+ * parent's log). Outside the run's bracket: it writes through the store, not
+ * the journal, and must be safe to repeat (a crash between the ending and it
+ * is repaired by doing it again). Must not throw; a failure is its own to
+ * repair later. Not called after a lost lease.
+ */
+export interface AfterCloseHook {
+  afterClose(rt: Runtime, sessionId: string, after: SessionSnapshot, ending: Ending): void;
+}
+
+/**
+ * A limit checked before each model request (bounds[]): the ending the run
+ * stops with when it is reached (it records why in the journal), null while
+ * it holds. Checked in list order; the first ending wins.
+ */
+export interface Bound {
+  check(ctx: RunContext, journal: RunJournal): Ending | null;
+}
+
+/**
+ * Sees the run as it goes, without changing it (observers[]): each step,
+ * each model request and how it ended, each tool call and its result. For
+ * tracing and metrics. Must not throw (a throw is swallowed, and the run goes
+ * on), must not write to the journal, and should be quick: it runs on the
+ * daemon's thread between the run's own steps.
+ */
+export interface RunObserver {
+  step?(ctx: RunContext, n: number): void;
+  request?(ctx: RunContext, req: ModelRequest): void;
+  reply?(ctx: RunContext, req: ModelRequest, outcome: { response: ModelResponse } | { error: ModelError }, ms: number): void;
+  toolCall?(ctx: RunContext, use: SessionEvent, result: { text: string; isError: boolean } | null, ms: number): void;
 }
 
 /**
@@ -143,7 +184,10 @@ export interface LoopHooks {
   context: ContextStrategy;
   tools: ToolPolicy;
   steering: Steering;
+  bounds: readonly Bound[];
   afterTurn: readonly AfterTurnHook[];
   afterRun: readonly AfterRunHook[];
+  afterClose: readonly AfterCloseHook[];
   promptSections: readonly PromptSection[];
+  observers: readonly RunObserver[];
 }

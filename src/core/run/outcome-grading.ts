@@ -54,17 +54,16 @@ type Result = Extract<NewEvent, { type: 'span.outcome_evaluation_end' }>['result
 /** The outcome hooks of a run: grading after the agent's turn, runtime/outcome.json after the run. */
 export function gradeOutcomes(model: ModelProvider): AfterTurnHook & AfterRunHook {
   return {
-    async afterTurn(ctx, journal, turn) {
+    async afterTurn(ctx, journal, turn, snap) {
       // Only a turn that is over is graded: tools ran (the model is asked again), a person is asked, or nothing was said.
       if (turn && (turn.uses.length > 0 || turn.asks.length > 0 || turn.empty)) return undefined;
       if (nudgedLast(journal)) return undefined; // a guard asks the model again first: the turn is not over
-      const snap = ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
       const o = snap.outcome;
       if (!o) return undefined;
       return evaluate(ctx, journal, model, o, finalMessages(ctx, snap, turn));
     },
-    afterRun(ctx, _journal, ending) {
-      writeOutcomeFile(ctx, ctx.rt.store.snapshot(ctx.sessionId, { persist: false }));
+    afterRun(ctx, _journal, ending, snap) {
+      writeOutcomeFile(ctx, snap);
       return ending;
     },
   };

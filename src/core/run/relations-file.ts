@@ -21,8 +21,8 @@ export function writeRelations(ctx: RunContext, snap: SessionSnapshot): void {
 /** Rewrites relations.json when the run ends; never changes the ending. */
 export function relationsAtRunEnd(): AfterRunHook {
   return {
-    afterRun(ctx, _journal, ending) {
-      if (!ctx.control.silenced) writeRelations(ctx, ctx.rt.store.snapshot(ctx.sessionId));
+    afterRun(ctx, _journal, ending, snap) {
+      if (!ctx.control.silenced) writeRelations(ctx, snap);
       return ending;
     },
   };

@@ -79,12 +79,12 @@ export function catalogPolicy(catalog: ToolCatalog): ToolPolicy {
 }
 
 /** Runs one tool use that is allowed to run and records its result (with `note` after it). */
-export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUseEvent | McpToolUseEvent, note?: string): Promise<void> {
+export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUseEvent | McpToolUseEvent, note?: string): Promise<{ text: string; isError: boolean }> {
   journal.countToolCall();
   if (use.type === 'agent.mcp_tool_use') {
     const out = await runMcpTool(ctx, journal, use);
     journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
-    return;
+    return out;
   }
   const out = await ctx.catalog.execute(use.name, use.input, {
     sessionId: ctx.sessionId,
@@ -113,4 +113,5 @@ export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUse
     processEnv: ctx.rt.deps.env,
   });
   journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
+  return out;
 }

@@ -12,6 +12,8 @@ import { totalTokens } from '../store/fold.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
+import type { Bound } from './loop-hooks.js';
+import { loadAgent } from '../definitions.js';
 import { runSlot } from './run-state.js';
 
 const BUDGETS = runSlot<{ budgets: Budgeted[] | null }>('tree budgets', () => ({ budgets: null }));
@@ -78,4 +80,18 @@ export function budgetEnding(ctx: RunContext, journal: RunJournal, budgets: read
     return { kind: 'idle', stop: { type: 'budget_reached' } };
   }
   return null;
+}
+
+/** An ancestor's agent's session_token_budget; null when its agent does not load (its own overrides still count). */
+function ancestorBudget(ctx: RunContext, a: { agent_id: string }): number | null {
+  try {
+    return loadAgent(ctx.rt.home, a.agent_id).def.limits.session_token_budget;
+  } catch {
+    return null;
+  }
+}
+
+/** The bound of the session's budget over its tree, and of each ancestor's over theirs. */
+export function treeBudget(): Bound {
+  return { check: (ctx, journal) => budgetEnding(ctx, journal, runBudgets(ctx, (a) => ancestorBudget(ctx, a))) };
 }

@@ -14,9 +14,10 @@
  *     run's hooks (default-hooks.ts), then the after-run hooks.
  *  6. Append how it ended (status_idle / status_rescheduled), rewrite
  *     runtime/ and session.json, release the lease.
- *  7. A child session that ended idle reports to its parent
- *     (child-report.ts): after its ending, so a crash between the two is
- *     repaired from the two logs, never reported twice.
+ *  7. The after-close hooks: what the ending means beyond the run (a child
+ *     that ended idle reports to its parent, child-report.ts), after its
+ *     ending is in the log, so a crash between the two is repaired from
+ *     the two logs, never reported twice.
  *
  * This module is the orchestration only: opening a run is open-run.ts,
  * what it writes goes through its journal (journal.ts), settling is
@@ -45,7 +46,6 @@ import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attem
 import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
 import type { LoopHooks } from './loop-hooks.js';
 import { usePromptSections } from './prompt-sections.js';
-import { reportToParent } from './child-report.js';
 import { reconcileHeartbeat } from './heartbeat.js';
 import { interruptFromAbove } from './interrupt-from-above.js';
 
@@ -207,8 +207,16 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     journal.emit([rescheduledEvent(ending)]);
   }
   const after = store.snapshot(sessionId);
-  // A child's run that ended idle reports to its parent, after its ending is in its own log (child-report.ts).
-  if (ending.kind === 'idle' && after.parent_session_id) deliverReport(rt, sessionId, after);
+  // What the ending means beyond the run (a child's report to its parent), once it is in the log.
+  if (ending.kind !== 'lease_lost') {
+    for (const h of hooks.afterClose) {
+      try {
+        h.afterClose(rt, sessionId, after, ending);
+      } catch {
+        // its own to repair later (loop-hooks.ts)
+      }
+    }
+  }
   ctx.window.refresh(after);
   ctx.files.eventFeed(ctx.window.recent);
   const res = x.result(after, {
@@ -282,7 +290,11 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
     ending = still.length ? { kind: 'idle', stop: { type: 'requires_action', event_ids: still } } : await runLoop(ctx, journal, hooks);
   }
   if (ending.kind === 'interrupted') ending = finishInterrupt(ctx, journal);
-  if (ending.kind !== 'lease_lost') for (const h of hooks.afterRun) ending = await h.afterRun(ctx, journal, ending);
+  if (ending.kind !== 'lease_lost') {
+    // One fold after the loop, shared by every after-run hook (loop-hooks.ts).
+    const after = store.snapshot(ctx.sessionId, { persist: false });
+    for (const h of hooks.afterRun) ending = await h.afterRun(ctx, journal, ending, after);
+  }
   return ending;
 }
 
@@ -319,15 +331,6 @@ function failureOf(after: SessionSnapshot, runFailed: string | null): WakeResult
   if (!failed) return null;
   if (after.last_error) return { code: after.last_error.code ?? after.last_error.type, message: after.last_error.message };
   return { code: after.status === 'rescheduling' ? 'rescheduled' : 'retries_exhausted', message: after.status === 'rescheduling' ? `rescheduled until ${after.retry_at}` : 'the run gave up' };
-}
-
-/** Reports to the parent; a failure here is repaired later (the daemon delivers what is missing), never the run's. */
-function deliverReport(rt: Runtime, sessionId: string, after: SessionSnapshot): void {
-  try {
-    reportToParent(rt, sessionId, after);
-  } catch {
-    // the parent's log is not writable now: reportToParent runs again whenever the daemon looks at this child
-  }
 }
 
 /** The revisits still pending once this run has taken its own in: a recurring one at its next firing. */
