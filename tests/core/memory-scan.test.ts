@@ -317,7 +317,9 @@ test('scans while another process swaps a directory and a symlink in a loop (REN
   t.after(() => swapper.stop());
   const logged: VersionLine[] = [];
   const lost: string[] = [];
-  for (let i = 0; i < 40; i++) {
+  // At least 40 scans, and on until one has seen the swapping (a loaded machine may give the swapper little time), at most 2,000.
+  const noticed = () => logged.some((l) => l.op === 'scan_incomplete' && l.message?.startsWith(CHANGED));
+  for (let i = 0; i < 2000 && (i < 40 || !noticed()); i++) {
     logged.push(...(await scanAndRecord(v, newScanState(v), who, clock)));
     // Each note is always in the directory, under rd/ or rd_alt/: the log must say one or the other.
     const latest = new Map(readVersions(v).lines.map((l) => [l.line.path, l.line.op]));

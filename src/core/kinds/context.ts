@@ -4,13 +4,38 @@
  * rebuild after a restart, and the context warnings.
  */
 import { addUsage } from '../store/add-usage.js';
-import { capability, type EventOf } from './event-kind.js';
+import { pruneTurns } from '../run/context-prune.js';
+import { summaryNote } from '../run/fit-opening.js';
+import { capability, type ConversationSink, type EventOf } from './event-kind.js';
 
 /** The note a threshold's context warning gives the agent, where its line sits; null for a cut's (the request marks a cut itself). */
 export function contextWarningNote(e: EventOf<'session.context_warning'>): string | null {
   if (e.threshold === undefined || e.silent) return null;
   const pct = Math.round(e.threshold * 100);
   return `[openboa: your context window is ${pct}% full (about ${e.tokens} of ${e.window} tokens). Older turns are summarized when it fills further; put anything that must survive word for word on a line marked [VITAL].]`;
+}
+
+/**
+ * A compaction applied to the conversation, where its line sits, to what
+ * was fed before it (docs/context.md): prune the turns that began before
+ * `pruned_before_line` (phases 0 and 1), leave out those that began before
+ * `kept_from_line` behind its summary, which opens the conversation from
+ * here on. So a rebuild from the log gives the same messages.
+ */
+function compact(sink: ConversationSink, e: EventOf<'agent.thread_context_compacted'>): void {
+  if (e.pruned_before_line !== undefined) {
+    const { messages, starts } = sink.turns();
+    const upTo = starts.findIndex((l) => l >= (e.pruned_before_line as number));
+    sink.setTurns(pruneTurns([...messages], upTo < 0 ? messages.length : upTo, { keepThinking: e.keep_thinking ?? 0, pruneOver: e.prune_over ?? Number.MAX_SAFE_INTEGER }), [...starts]);
+  }
+  if (e.kept_from_line !== undefined && e.summary !== undefined) {
+    const { messages, starts } = sink.turns();
+    let k = starts.findIndex((l) => l >= (e.kept_from_line as number));
+    if (k < 0) k = messages.length;
+    sink.setTurns(messages.slice(k), starts.slice(k));
+    const vital = e.vital ?? [];
+    sink.open({ text: e.summary, vital, eventId: e.id }, summaryNote(e.summary, vital));
+  }
 }
 
 export const context = capability({
@@ -28,7 +53,7 @@ export const context = capability({
           if (e.kept_from_line !== undefined && e.summary !== undefined) s.context_cut = null;
         },
       },
-      conversation: { enter: (sink, e) => sink.compact(e) },
+      conversation: { enter: compact },
     },
     'session.context_warning': {
       fold: {

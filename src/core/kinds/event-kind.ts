@@ -14,6 +14,15 @@
  * schema (the fold and the builder treat a throw as a bug of the kind).
  */
 import type { EventType, PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
+import type { Message } from '../model/provider.js';
+
+/** The summary and VITAL lines of the latest compaction, which open the conversation after it. */
+export interface CompactedSummary {
+  text: string;
+  vital: readonly string[];
+  /** The agent.thread_context_compacted that carries them. */
+  eventId: string;
+}
 
 export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
 
@@ -43,8 +52,12 @@ export interface ConversationSink {
   toolUse(eventId: string, modelToolUseId: string, name: string, input: unknown): void;
   /** The result of the tool use logged as `useEventId`. */
   toolResult(line: number, result: SessionEvent, useEventId: string, content: ReadonlyArray<{ type: 'text'; text: string }>, isError: boolean): void;
-  /** A compaction, applied to what was fed before it. */
-  compact(e: EventOf<'agent.thread_context_compacted'>): void;
+  /** The messages built so far (not the turn in progress), and the log line each began at. */
+  turns(): { messages: readonly Message[]; starts: readonly number[] };
+  /** Replaces them (a compaction prunes or leaves out old turns; `starts` stays parallel to `messages`). */
+  setTurns(messages: Message[], starts: number[]): void;
+  /** What opens the conversation from here on, until the next one: a compaction's summary, and the note that carries it. */
+  open(summary: CompactedSummary, note: string): void;
 }
 
 /** The conversation's side of one event type. */
@@ -59,9 +72,14 @@ export interface ConversationKind<E extends SessionEvent> {
   carriesContent?: boolean;
 }
 
+/** A tool use as the tool policy and the guards see it: a built-in's shape, named as the model called it. */
+export type ToolUseView = EventOf<'agent.tool_use'>;
+
 export interface EventKind<T extends EventType> {
   fold?: FoldKind<EventOf<T>>;
   conversation?: ConversationKind<EventOf<T>>;
+  /** A capability's tool use (an MCP call), as the tool policy sees it: guards keyed on names never mistake it for a built-in. */
+  asToolUse?(e: EventOf<T>): ToolUseView;
   /** A user event a running run takes in at its next step (steering), rather than leaving it for the next run. */
   midRun?: boolean;
 }

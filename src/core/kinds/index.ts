@@ -5,7 +5,8 @@
  * name no capability themselves.
  */
 import type { EventType, PendingEvent, SessionSnapshot } from '../schema/index.js';
-import type { Capability, ConversationKind, EventKind, FoldKind } from './event-kind.js';
+import type { Capability, ConversationKind, EventKind, FoldKind, ToolUseView } from './event-kind.js';
+import type { SessionEvent } from '../schema/index.js';
 import { outcomes } from './outcomes.js';
 import { delegation } from './delegation.js';
 import { pause } from './pause.js';
@@ -53,6 +54,18 @@ export function conversationKind(type: string): ConversationKind<any> | undefine
 /** Whether a running run takes a pending user event of `type` in at its next step (user.message always is). */
 export function takenMidRun(type: string): boolean {
   return type === 'user.message' || kindsOf(type).some((k) => k.midRun === true);
+}
+
+/**
+ * A tool use the tool policy decides and the run executes, as the policy
+ * sees it: a built-in's agent.tool_use itself, a capability's (an MCP call)
+ * through its kind; null for anything else (a custom tool use waits for its
+ * client, and is not one).
+ */
+export function toolUseView(e: SessionEvent): ToolUseView | null {
+  if (e.type === 'agent.tool_use') return e;
+  const k = kindsOf(e.type).find((x) => x.asToolUse);
+  return k?.asToolUse ? k.asToolUse(e) : null;
 }
 
 /** The capabilities' reactions to a run taking pending user events in. */

@@ -10,6 +10,8 @@ export const mcp = capability({
   name: 'mcp',
   kinds: {
     'agent.mcp_tool_use': {
+      // Seen by the policy under the name the model called it (mcp__<server>__<tool>).
+      asToolUse: (e) => ({ id: e.id, type: 'agent.tool_use', created_at: e.created_at, ...(e.wake_id ? { wake_id: e.wake_id } : {}), name: mcpToolName(e.mcp_server_name, e.name), input: e.input, model_tool_use_id: e.model_tool_use_id, evaluated_permission: e.evaluated_permission }),
       fold: {
         apply(s, e, { line }) {
           s.open_tool_uses.push({ id: e.id, name: mcpToolName(e.mcp_server_name, e.name), kind: 'tool', permission: e.evaluated_permission, line, wake_id: e.wake_id ?? null, answered_by: null, mcp_server_name: e.mcp_server_name });

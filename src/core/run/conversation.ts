@@ -34,10 +34,10 @@ import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../mod
 import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
-import { pruneTurns } from './context-prune.js';
-import { summaryNote } from './fit-opening.js';
 import { conversationKind } from '../kinds/index.js';
-import type { ConversationSink } from '../kinds/event-kind.js';
+import type { CompactedSummary, ConversationSink } from '../kinds/event-kind.js';
+
+export type { CompactedSummary };
 
 export interface LoggedEvent {
   line: number;
@@ -89,14 +89,6 @@ export function placeholderText(eventId: string, line: number | null, eventType:
   return wellFormed(`[openboa: ${eventType ?? 'event'} ${eventId} (${where}) belongs here but is not in this request: ${why}. It is in the session log.]`);
 }
 
-/** The summary and VITAL lines of the latest compaction, which open the conversation after it. */
-export interface CompactedSummary {
-  text: string;
-  vital: readonly string[];
-  /** The agent.thread_context_compacted that carries them. */
-  eventId: string;
-}
-
 export interface ConversationView {
   messages: Message[];
   /** Estimated tokens of `messages`. */
@@ -133,8 +125,8 @@ export class ConversationBuilder {
   /** The log line being fed when each message of `msgs` began (a compaction names turns by it). */
   private starts: number[] = [];
   private feeding = 0;
-  /** The latest compaction's summary and VITAL lines, which open the view. */
-  private summary: CompactedSummary | null = null;
+  /** The latest compaction's summary and VITAL lines, and the note that carries them: they open the view. */
+  private opening: { summary: CompactedSummary; note: string } | null = null;
   /** User events fed and not yet taken in (every user type, so the builder knows their ids). */
   private userEvents = new Map<string, LoggedEvent>();
   /** Notes for events that will be taken in but cannot be read or converted, by event id. */
@@ -153,7 +145,15 @@ export class ConversationBuilder {
     },
     toolUse: (eventId, modelToolUseId, name, input) => this.addToolUse(eventId, modelToolUseId, name, input),
     toolResult: (line, result, useEventId, content, isError) => this.addToolResult(line, result, useEventId, content, isError),
-    compact: (e) => this.compact(e),
+    turns: () => ({ messages: this.msgs, starts: this.starts }),
+    setTurns: (messages, starts) => {
+      this.msgs = messages;
+      this.starts = starts;
+      this.memo = null;
+    },
+    open: (summary, note) => {
+      this.opening = { summary, note };
+    },
   };
 
   get size(): number {
@@ -173,28 +173,7 @@ export class ConversationBuilder {
 
   /** The summary that opens the conversation since the latest compaction, if any. */
   get compactedSummary(): CompactedSummary | null {
-    return this.summary;
-  }
-
-  /**
-   * A compaction (docs/context.md): prune the turns that began before
-   * `pruned_before_line` (phases 0 and 1), leave out those that began before
-   * `kept_from_line` behind its summary. Applied where its line sits, to what
-   * was fed before it, so a rebuild from the log gives the same messages.
-   */
-  private compact(e: Extract<SessionEvent, { type: 'agent.thread_context_compacted' }>) {
-    if (e.pruned_before_line !== undefined) {
-      const upTo = this.starts.findIndex((l) => l >= (e.pruned_before_line as number));
-      this.msgs = pruneTurns(this.msgs, upTo < 0 ? this.msgs.length : upTo, { keepThinking: e.keep_thinking ?? 0, pruneOver: e.prune_over ?? Number.MAX_SAFE_INTEGER });
-    }
-    if (e.kept_from_line !== undefined && e.summary !== undefined) {
-      let k = this.starts.findIndex((l) => l >= (e.kept_from_line as number));
-      if (k < 0) k = this.msgs.length;
-      this.msgs = this.msgs.slice(k);
-      this.starts = this.starts.slice(k);
-      this.summary = { text: e.summary, vital: e.vital ?? [], eventId: e.id };
-    }
-    this.memo = null;
+    return this.opening?.summary ?? null;
   }
 
   private flushUser() {
@@ -387,10 +366,10 @@ export class ConversationBuilder {
     if (this.assistant && this.assistant.length) add({ role: 'assistant', content: [...this.assistant] });
     if (this.userBlocks.length || this.results.length) add({ role: 'user', content: [...this.results, ...this.userBlocks] });
     let opening: ConversationView['opening'] = null;
-    if (this.summary) {
+    if (this.opening) {
       // The summary opens the conversation: the same text, in the same place, until the next compaction.
-      const note: TextBlock = { type: 'text', text: summaryNote(this.summary.text, this.summary.vital) };
-      opening = { block: note, summary: this.summary };
+      const note: TextBlock = { type: 'text', text: this.opening.note };
+      opening = { block: note, summary: this.opening.summary };
       const first = msgs[0];
       if (first && first.role === 'user') msgs[0] = { role: 'user', content: [note, ...first.content] };
       else msgs.unshift({ role: 'user', content: [note] });

@@ -15,12 +15,17 @@ import { createdAtOf } from './plan.js';
 import { takenMidRun } from '../kinds/index.js';
 import { gradeOutcomes, liveOutcomeFile } from './outcome-grading.js';
 import { correctionsFromDenials, learningsSection } from './learnings-run.js';
-import { memoryRecorder, memorySection } from './memory-run.js';
+import { memoryRecorder, memorySection, memoryVersions } from './memory-run.js';
 import { instructionsSection, runtimeSection, skillsSection } from './system-prompt.js';
 import { stopWhenPaused } from './pause-steering.js';
 import { relationsAtRunEnd } from './relations-file.js';
 import { usageFile } from './usage-file.js';
-import type { AfterRunHook, AfterTurnHook, Bound, LoopHooks, Steering } from './loop-hooks.js';
+import type { AfterRunHook, AfterTurnHook, Bound, LoopHooks, RunService, SessionPreparer, Steering } from './loop-hooks.js';
+import { bornInterrupted } from './interrupt-from-above.js';
+import { reconcileHeartbeat } from './heartbeat.js';
+import { mcpService } from '../mcp/mcp-service.js';
+import { outcomeStartFile } from './outcome-grading.js';
+import { relationsStartFile } from './relations-file.js';
 import { treeBudget } from './tree-budget.js';
 import { childReport } from './child-report.js';
 import type { RunContext } from './run-context.js';
@@ -110,8 +115,19 @@ export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
   };
 }
 
+/** What prepares a session before its run is planned (loop-hooks.ts, SessionPreparer): the heartbeat of agent.yaml in its queue. */
+export const defaultPreparers: readonly SessionPreparer[] = [reconcileHeartbeat];
+
+/**
+ * The services of a run, fresh for each: MCP servers, the memory versions
+ * around the sandbox, and the runtime/ files outcomes and delegation keep.
+ */
+export function defaultServices(): RunService[] {
+  return [mcpService(), memoryVersions(), outcomeStartFile(), relationsStartFile()];
+}
+
 /** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */
-export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[]): LoopHooks {
+export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[], services: readonly RunService[]): LoopHooks {
   const outcomes = gradeOutcomes(model);
   const memory = memoryRecorder();
   return {
@@ -125,5 +141,7 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     afterClose: [childReport()],
     promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
     observers: [],
+    services,
+    gates: [bornInterrupted()],
   };
 }

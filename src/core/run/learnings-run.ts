@@ -14,7 +14,8 @@ import { appendLearning, hasLearningFrom, learningsPaths, readLearnings } from '
 import { renderLearningsFile } from '../learnings-file.js';
 import type { SessionEvent } from '../schema/index.js';
 import { cutHead } from '../text-cut.js';
-import { policyView, type AfterRunHook, type PromptSection } from './loop-hooks.js';
+import type { AfterRunHook, PromptSection } from './loop-hooks.js';
+import { toolUseView } from '../kinds/index.js';
 import type { RunContext } from './run-context.js';
 
 /**
@@ -78,7 +79,7 @@ export function correctionsFromDenials(): AfterRunHook {
           const found = recent.find((e) => e.id === d.tool_use_id && (e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use'));
           if (!found || (found.type !== 'agent.tool_use' && found.type !== 'agent.mcp_tool_use')) continue;
           // An MCP call is named as the model called it (mcp__<server>__<tool>).
-          const use = found.type === 'agent.mcp_tool_use' ? policyView(found) : found;
+          const use = toolUseView(found) ?? found;
           const text = correctionText(use, d.deny_message!);
           appendLearning(home, ctx.agent.id, { kind: 'correction', source: 'person', text, tags: [use.name], sessionId: ctx.sessionId, eventId: d.id, wakeId: ctx.runId }, { clock: ctx.rt.deps.clock, redactor: ctx.env.redactor });
           added += 1;

@@ -8,24 +8,19 @@
  * is built fresh for every run.
  */
 import type { ModelError, ModelProvider, ModelRequest, ModelResponse } from '../model/provider.js';
-import { mcpToolName, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
+import type { NewEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
+import type { ToolOutput } from '../tools/tool.js';
 import type { ConversationView } from './conversation.js';
 import type { RunJournal, RetryStatus } from './journal.js';
 import type { Ending, RunContext, Runtime } from './run-context.js';
+import type { LoadedAgent } from '../definitions.js';
+import type { RunEnvironment } from './environment.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { RunPlan } from './plan.js';
+import type { ToolSource } from '../tools/tool-source.js';
 import type { SessionErrorType } from './failed-attempt.js';
 
 export type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
-/** A call of an MCP server's tool, as logged (`name` is the tool's name on its server). */
-export type McpToolUseEvent = Extract<SessionEvent, { type: 'agent.mcp_tool_use' }>;
-
-/**
- * An MCP tool use as the tool policy sees it: a tool use named as the model
- * called it (mcp__<server>__<tool>), so guards keyed on names (read, write)
- * never mistake a server's tool for a built-in.
- */
-export function policyView(e: McpToolUseEvent): ToolUseEvent {
-  return { id: e.id, type: 'agent.tool_use', created_at: e.created_at, ...(e.wake_id ? { wake_id: e.wake_id } : {}), name: mcpToolName(e.mcp_server_name, e.name), input: e.input, model_tool_use_id: e.model_tool_use_id, evaluated_permission: e.evaluated_permission };
-}
 
 /**
  * Steering: what arrives while the run works. Called at the start of every
@@ -53,8 +48,18 @@ export interface ContextStrategy {
 /** What the context strategy hands the request: its system prompt, tools and messages. */
 export type Fitted = Pick<ModelRequest, 'system' | 'tools' | 'messages'>;
 
-/** How a tool call of a reply is filed when the reply is recorded. */
-export type Classification = { kind: 'custom' } | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny'; mcp?: { server: string; tool: string } };
+/**
+ * How a tool call of a reply is filed when the reply is recorded: a custom
+ * tool (its client answers), or a tool with its permission. `record` is set
+ * for a tool a service brings (an MCP server's): the event it is logged as;
+ * otherwise it is an agent.tool_use.
+ */
+export type Classification =
+  | { kind: 'custom' }
+  | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny'; record?: (call: { modelToolUseId: string; input: unknown; permission: 'allow' | 'ask' | 'deny' }) => NewEvent };
+
+/** Runs one allowed (or confirmed) call; every failure is an error result (the run records it). */
+export type ToolExecutor = (ctx: RunContext, journal: RunJournal, use: SessionEvent) => Promise<ToolOutput>;
 
 /** What happens to one allowed call just before it would run. */
 export type CallDecision =
@@ -74,7 +79,8 @@ export type CallDecision =
  * a call as the reply is written (`evaluated_permission`); refusal() is the
  * error result of a denied call; beforeCall() decides each allowed call as
  * it comes up; permitsNow() re-checks a call a person confirmed (its tool's
- * permission may have changed since it was asked).
+ * permission may have changed since it was asked); executor() says what
+ * runs a call that is allowed.
  */
 export interface ToolPolicy {
   /** `input` is the call's input as the model gave it (the escalate policy reads it to resolve a confident escalation by itself). */
@@ -83,6 +89,8 @@ export interface ToolPolicy {
   refusal(name: string, input?: unknown): string;
   beforeCall(use: ToolUseEvent): CallDecision;
   permitsNow(name: string): { ok: true } | { ok: false; why: string };
+  /** What runs a logged tool use: a built-in's, or its service's executor (an MCP server's). */
+  executor(use: SessionEvent): ToolExecutor;
 }
 
 /** One model reply as recorded, and what came of its tool calls. */
@@ -178,6 +186,63 @@ export interface PromptSection {
   render(ctx: RunContext): string | null;
 }
 
+/** What a run is made of before its context is built, for a service to add to (RunService.provide). */
+export interface ServiceSetup {
+  rt: Runtime;
+  agent: LoadedAgent;
+  sessionId: string;
+  runId: string;
+  env: RunEnvironment;
+}
+
+/**
+ * Whatever lives for the whole run (services[]): an MCP hub, the memory
+ * versions wrapped around the sandbox, later an egress proxy or a tracer.
+ * Each phase is optional; the run calls them in this order, each once:
+ *
+ * - secrets(): the secret values it brings, before the run's environment is
+ *   built (the run's redactor must know them);
+ * - provide(): once the environment is known, before the context: tools
+ *   beside the built-ins (a ToolSource), a wrapper of the run's sandbox;
+ * - open(): with the run's bracket open, before anything may call its tools
+ *   (not for a run that only closes for an interrupt); may be async;
+ * - startFiles() / toolsFile(): the runtime/ files it keeps as the run
+ *   starts, and its lines of runtime/tools.json;
+ * - close(): when the run's work is over, whatever happened (after a
+ *   failure too); must not throw, and must be safe to call once more.
+ *
+ * A service is built fresh for every run (defaultServices()), so its state
+ * lives in the object. One added by WakeOptions.hooks gets open and close
+ * only: the run's environment and context were made before.
+ */
+export interface RunService {
+  name: string;
+  secrets?(rt: Runtime, agent: LoadedAgent): Record<string, string>;
+  provide?(x: ServiceSetup): { tools?: ToolSource; sandbox?: (s: Sandbox) => Sandbox };
+  open?(ctx: RunContext, journal: RunJournal): void | Promise<void>;
+  startFiles?(ctx: RunContext): void;
+  toolsFile?(): Array<Record<string, unknown>>;
+  close?(ctx: RunContext): void;
+}
+
+/**
+ * Before a run does the work it took in (gates[]), once its bracket is open:
+ * true when the work must not be done (it was asked for before an ancestor
+ * was interrupted), and the run then closes as an interrupted one. A gate
+ * that says so records why (in the session's log, through the journal).
+ */
+export interface RunGate {
+  stops(ctx: RunContext, journal: RunJournal, plan: RunPlan): boolean;
+}
+
+/**
+ * Before a run is planned, under the lease (preparers, in defaultPreparers()):
+ * brings the session's queue in line with its definitions (a heartbeat in
+ * agent.yaml). True when it wrote, so the session is folded again. Must not
+ * throw for a definition that does not load (the run reports that itself).
+ */
+export type SessionPreparer = (rt: Runtime, sessionId: string, snap: SessionSnapshot) => boolean;
+
 export interface LoopHooks {
   /** The model (the registry's provider for the agent's `provider`). */
   model: ModelProvider;
@@ -190,4 +255,6 @@ export interface LoopHooks {
   afterClose: readonly AfterCloseHook[];
   promptSections: readonly PromptSection[];
   observers: readonly RunObserver[];
+  services: readonly RunService[];
+  gates: readonly RunGate[];
 }

@@ -24,7 +24,8 @@
 import { iso } from '../clock.js';
 import { cacheReadShare, type NewEvent, type SessionEvent } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import { policyView, type LoopHooks, type RunObserver, type Turn, type TurnVerdict, type ToolUseEvent } from './loop-hooks.js';
+import type { LoopHooks, RunObserver, Turn, TurnVerdict } from './loop-hooks.js';
+import { toolUseView } from '../kinds/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import { runTool } from './tool-policy.js';
@@ -173,7 +174,7 @@ function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string, cost
     else {
       const c = hooks.tools.classify(b.name, b.input);
       if (c.kind === 'custom') out.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
-      else if (c.mcp) out.push({ type: 'agent.mcp_tool_use', name: c.mcp.tool, mcp_server_name: c.mcp.server, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
+      else if (c.record) out.push(c.record({ modelToolUseId: b.id, input: b.input, permission: c.permission }));
       else out.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
     }
   }
@@ -193,14 +194,14 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
   let halted: Extract<ReturnType<LoopHooks['tools']['beforeCall']>, { kind: 'halt' }> | null = null;
   for (const e of written) {
     if (e.type === 'agent.custom_tool_use') asks.push(e.id);
-    if (e.type !== 'agent.tool_use' && e.type !== 'agent.mcp_tool_use') continue;
-    // The policy sees an MCP call by the name the model used (mcp__<server>__<tool>).
-    const view = e.type === 'agent.mcp_tool_use' ? policyView(e) : (e as ToolUseEvent);
-    if (e.evaluated_permission === 'ask') {
+    // A tool use as the policy sees it (a service's, by the name the model called it); null: not one to run.
+    const view = toolUseView(e);
+    if (!view) continue;
+    if (view.evaluated_permission === 'ask') {
       asks.push(e.id);
       continue;
     }
-    if (e.evaluated_permission === 'deny') {
+    if (view.evaluated_permission === 'deny') {
       journal.toolErrors([e.id], hooks.tools.refusal(view.name, view.input));
       continue;
     }
@@ -215,7 +216,7 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
     } else if (decision.kind === 'refuse') journal.toolErrors([e.id], decision.result);
     else {
       const started = ctx.rt.deps.clock.now();
-      const result = await runTool(ctx, journal, e.type === 'agent.mcp_tool_use' ? e : view, decision.note);
+      const result = await runTool(ctx, journal, e, hooks.tools.executor(e), decision.note);
       observe(hooks, (o) => o.toolCall?.(ctx, e, result, ctx.rt.deps.clock.now() - started));
     }
   }
@@ -228,7 +229,7 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
   return { written, uses, asks, empty: uses.length === 0 && !said };
 }
 
-/** A tool use of any kind: built-in, MCP or custom. */
+/** A tool use of any kind: built-in, a service's (MCP) or custom. */
 function isToolUse(e: SessionEvent): boolean {
-  return e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use' || e.type === 'agent.custom_tool_use';
+  return e.type === 'agent.custom_tool_use' || toolUseView(e) !== null;
 }

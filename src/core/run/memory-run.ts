@@ -37,7 +37,7 @@ import type { MemorySettings } from '../schema/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { VersionLine } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
-import type { AfterRunHook, AfterTurnHook, PromptSection } from './loop-hooks.js';
+import type { AfterRunHook, AfterTurnHook, PromptSection, RunService } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
 
 /** Files of /memory the runtime renders: the file tools refuse them, saying what to use instead. */
@@ -73,6 +73,14 @@ export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: s
     },
     { derived: DERIVED, skip: notVersioned },
   );
+}
+
+/** The run service that wraps the run's sandbox so the file tools' writes into /memory are versions as they happen. */
+export function memoryVersions(): RunService {
+  return {
+    name: 'memory versions',
+    provide: ({ rt, agent, sessionId, runId, env }) => ({ sandbox: (s) => withMemoryVersions(s, { home: rt.home, agentId: agent.id, memory: agent.def.memory, sessionId, wakeId: runId, clock: rt.deps.clock, redactor: env.redactor }) }),
+  };
 }
 
 /** Scans memory/ after each turn that called a tool and at the run's end, recording what changed. */

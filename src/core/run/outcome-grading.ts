@@ -30,7 +30,7 @@ import { iso } from '../clock.js';
 import { ZERO_USAGE, type ModelUsage, type NewEvent, type OpenOutcome, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { ModelProvider } from '../model/provider.js';
 import { cutHead } from '../text-cut.js';
-import type { AfterRunHook, AfterTurnHook, Steering, Turn, TurnVerdict } from './loop-hooks.js';
+import type { AfterRunHook, AfterTurnHook, RunService, Steering, Turn, TurnVerdict } from './loop-hooks.js';
 import { endingForAbort } from './loop.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
@@ -269,4 +269,9 @@ export function writeOutcomeFile(ctx: RunContext, snap: SessionSnapshot): void {
     outcome_evaluations: snap.outcome_evaluations.slice(-10),
     ...(o || snap.outcome_evaluations.length ? {} : { note: 'no outcome has been defined for this session' }),
   });
+}
+
+/** The run service that writes runtime/outcome.json as the run starts (the outcome it took in is the open one now, no longer pending). */
+export function outcomeStartFile(): RunService {
+  return { name: 'outcome file', startFiles: (ctx) => writeOutcomeFile(ctx, ctx.rt.store.snapshot(ctx.sessionId, { persist: false })) };
 }

@@ -7,7 +7,7 @@
  */
 import { relationsOf } from '../children-view.js';
 import type { SessionSnapshot } from '../schema/index.js';
-import type { AfterRunHook } from './loop-hooks.js';
+import type { AfterRunHook, RunService } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
 
 export function writeRelations(ctx: RunContext, snap: SessionSnapshot): void {
@@ -26,4 +26,9 @@ export function relationsAtRunEnd(): AfterRunHook {
       return ending;
     },
   };
+}
+
+/** The run service that writes runtime/relations.json as the run starts. */
+export function relationsStartFile(): RunService {
+  return { name: 'relations file', startFiles: (ctx) => writeRelations(ctx, ctx.startSnapshot) };
 }

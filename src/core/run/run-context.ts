@@ -16,7 +16,6 @@ import type { LogWindow } from './log-window.js';
 import type { RuntimeFiles } from './runtime-files.js';
 import type { Skill } from './skills.js';
 import type { LoopHooks } from './loop-hooks.js';
-import type { McpHub } from '../mcp/mcp-hub.js';
 import type { RunState } from './run-state.js';
 
 export interface Runtime {
@@ -154,8 +153,6 @@ export interface RunContext {
   readonly window: LogWindow;
   readonly files: RuntimeFiles;
   readonly control: RunControl;
-  /** The agent's MCP servers for this run (started when the run opens; mcp/mcp-run.ts). */
-  readonly mcp: McpHub;
   /** The hooks' per-run state (run-state.ts): made with the run, dropped with it. */
   readonly state: RunState;
 }

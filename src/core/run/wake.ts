@@ -38,16 +38,13 @@ import { createdAtOf, planRun, type RunPlan } from './plan.js';
 import { runContext } from './system-prompt.js';
 import { RunJournal } from './journal.js';
 import { runLoop } from './loop.js';
-import { defaultHooks } from './default-hooks.js';
+import { defaultHooks, defaultPreparers, defaultServices } from './default-hooks.js';
 import { loadDefinitions, openRun, writeStartFiles, type Definitions } from './open-run.js';
-import { startMcpServers } from '../mcp/mcp-run.js';
 import { applyInterrupt, closeForInterrupt, finishInterrupt, reconcile, settleAnswers, settleLateAnswers } from './settle.js';
 import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attempt.js';
 import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
 import type { LoopHooks } from './loop-hooks.js';
 import { usePromptSections } from './prompt-sections.js';
-import { reconcileHeartbeat } from './heartbeat.js';
-import { interruptFromAbove } from './interrupt-from-above.js';
 
 export { MAX_WAKE_ATTEMPTS } from './default-hooks.js';
 
@@ -95,8 +92,8 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     }
     const reported = [...reportRejections(rt, sessionId, snap, runId), ...reportInboxProblems(rt, sessionId, drained.problems, runId)];
     if (reported.length) snap = store.snapshot(sessionId);
-    // The queue follows agent.yaml's heartbeat before anything plans on it (a removed heartbeat starts no run).
-    if (reconcileHeartbeat(rt, sessionId, snap)) snap = store.snapshot(sessionId);
+    // The queue follows the definitions before anything plans on it (a removed heartbeat starts no run).
+    if (defaultPreparers.reduce((wrote, prepare) => prepare(rt, sessionId, snap) || wrote, false)) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
     if (snap.pending_wakes.some((w) => w.provisional)) {
@@ -173,10 +170,11 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     return failDefinitions(rt, x, OpenboaError.is(e) ? e.message : `cannot load the session's definitions: ${(e as Error).message}`);
   }
 
-  const opened = openRun(rt, { sessionId, runId, snap, plan, lease: x.lease, wakeReason: describeReason(plan, snap), opts: x.opts, defs });
+  const services = defaultServices();
+  const opened = openRun(rt, { sessionId, runId, snap, plan, lease: x.lease, wakeReason: describeReason(plan, snap), opts: x.opts, defs, services });
   const { ctx } = opened;
   const journal = new RunJournal({ store, sessionId, runId, redactor: ctx.env.redactor, control: ctx.control, reported: x.reported, ...(x.opts.onEvents ? { onEvents: x.opts.onEvents } : {}) });
-  const defaults = defaultHooks(ctx, defs.model, plan.wakes);
+  const defaults = defaultHooks(ctx, defs.model, plan.wakes, services);
   const hooks = x.opts.hooks ? x.opts.hooks(defaults, ctx) : defaults;
   const wakesScheduledBefore = new Set(snap.pending_wakes.map((w) => w.id));
   let ending: Ending;
@@ -266,16 +264,16 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
   const opened = store.snapshot(ctx.sessionId, { persist: false });
   if (opened.running_wake_id !== ctx.runId) throw new RunRefused(`the log did not accept run ${ctx.runId} (last run ${opened.last_wake_id}); see session.json's rejected lines`);
   reconcile(journal, snap);
-  // Work asked for before an ancestor was interrupted is not done: the run stops as an interrupted one.
-  const fromAbove = interruptFromAbove(ctx, journal, plan);
+  // Work a gate stops (asked for before an ancestor was interrupted) is not done: the run stops as an interrupted one.
+  const fromAbove = hooks.gates.some((g) => g.stops(ctx, journal, plan));
   const stopNow = plan.interrupt || fromAbove;
   if (stopNow) applyInterrupt(ctx, journal);
   journal.settleWakes('wake.consumed', [...plan.wakes.map(takenId), ...snap.wakes_taken], { wakeRunId: ctx.runId });
   const interrupted = stopNow || (plan.recovery && snap.interrupt_taken);
   const continues = !fromAbove && plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
-  // The agent's MCP servers start once per run, before anything may call their tools (a run that only closes for an interrupt needs none).
-  if (!interrupted || continues) await startMcpServers(ctx, journal);
-  writeStartFiles(ctx, skillProblems);
+  // The run's services open once, before anything may call their tools (a run that only closes for an interrupt needs none).
+  if (!interrupted || continues) for (const sv of hooks.services) await sv.open?.(ctx, journal);
+  writeStartFiles(ctx, skillProblems, hooks.services);
   if (ctx.env.missingSecrets.length) {
     journal.error({ code: 'missing_secret', message: `environment ${ctx.environment.id}: the secret(s) ${ctx.env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
   }
