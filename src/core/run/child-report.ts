@@ -17,7 +17,6 @@
  * (store/children-fold.ts), so the parent's conversation reads it once.
  */
 import type { AfterCloseHook } from './loop-hooks.js';
-import { readLinesBefore } from '../store/jsonl.js';
 import { parseEventLine } from '../store/parse-line.js';
 import { cutTail } from '../text-cut.js';
 import type { NewEvent, SessionSnapshot } from '../schema/index.js';
@@ -63,9 +62,8 @@ export function reportToParent(rt: Runtime, childId: string, child?: SessionSnap
  * REPORT_CHARS; a note when the run said nothing.
  */
 function lastMessage(rt: Runtime, childId: string, runId: string): string {
-  const file = rt.store.paths(childId).events;
   const snap = rt.store.snapshot(childId, { persist: false });
-  const lines = readLinesBefore(file, snap.journals.events, TAIL_BYTES);
+  const lines = rt.store.readRawBefore(childId, snap.journals.events, TAIL_BYTES);
   const format = rt.store.logFormat(childId);
   for (let i = lines.length - 1; i >= 0; i--) {
     const r = parseEventLine(lines[i]!, rt.deps.clock.now(), format);

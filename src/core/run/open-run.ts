@@ -9,10 +9,8 @@
  */
 import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions.js';
 import type { Lease } from '../lease.js';
-import { builtinModels } from '../model/registry.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
-import { hostSandbox } from '../sandbox/host-sandbox.js';
 import { ToolCatalog } from '../tools/catalog.js';
 import { buildRunEnvironment } from './environment.js';
 import { environmentSecrets } from './agent-secrets.js';
@@ -34,7 +32,7 @@ export interface Definitions {
 export function loadDefinitions(rt: Runtime, snap: SessionSnapshot): Definitions {
   const agent = loadAgent(rt.home, snap.agent_id);
   const environment = loadEnvironment(rt.home, snap.environment_id);
-  const factory = (rt.deps.models ?? builtinModels)[agent.def.provider];
+  const factory = rt.deps.models[agent.def.provider];
   if (!factory) throw new Error(`no model provider "${agent.def.provider}" is registered`);
   return { agent, environment, model: factory(agent, rt.home, rt.deps.env) };
 }
@@ -60,7 +58,7 @@ export interface OpenInput {
   services: readonly RunService[];
 }
 
-export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
+export async function openRun(rt: Runtime, x: OpenInput): Promise<OpenedRun> {
   const { store, deps } = rt;
   const { agent, environment } = x.defs;
   const paths = store.paths(x.sessionId);
@@ -82,7 +80,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const deadlineS = agent.def.limits.max_wake_seconds;
   const cancelDeadline = deps.clock.setTimer(deadlineS * 1000, () => control.abort({ kind: 'deadline', seconds: deadlineS }));
 
-  const raw = (deps.sandbox ?? hostSandbox)({
+  const raw = await deps.sandbox({
     isolation: env.posture?.isolation ?? 'unconfined',
     network: env.network,
     mounts: env.mounts,

@@ -171,7 +171,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   }
 
   const services = defaultServices();
-  const opened = openRun(rt, { sessionId, runId, snap, plan, lease: x.lease, wakeReason: describeReason(plan, snap), opts: x.opts, defs, services });
+  const opened = await openRun(rt, { sessionId, runId, snap, plan, lease: x.lease, wakeReason: describeReason(plan, snap), opts: x.opts, defs, services });
   const { ctx } = opened;
   const journal = new RunJournal({ store, sessionId, runId, redactor: ctx.env.redactor, control: ctx.control, reported: x.reported, ...(x.opts.onEvents ? { onEvents: x.opts.onEvents } : {}) });
   const defaults = defaultHooks(ctx, defs.model, plan.wakes, services);

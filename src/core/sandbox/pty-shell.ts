@@ -16,7 +16,11 @@
  */
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import * as pty from 'node-pty';
+import type * as Pty from 'node-pty';
+
+/** node-pty, loaded when the first shell starts (a native module: processes that never start a shell never load it). */
+let ptyModule: Promise<typeof Pty> | null = null;
+const loadPty = () => (ptyModule ??= import('node-pty'));
 import type { Clock } from '../clock.js';
 import type { ExecResult as SandboxExecResult } from './sandbox.js';
 import { cutHead, cutTail } from '../text-cut.js';
@@ -112,7 +116,7 @@ export function cleanOutput(s: string): string {
 }
 
 export class PtyShell {
-  private proc: pty.IPty;
+  private proc: Pty.IPty;
   private buf = '';
   private exited = false;
   /** The shell's own exit code, once it exited by itself. */
@@ -126,7 +130,7 @@ export class PtyShell {
 
   private constructor(
     readonly config: ShellConfig,
-    proc: pty.IPty,
+    proc: Pty.IPty,
   ) {
     this.proc = proc;
     this.cwd = config.cwd;
@@ -163,6 +167,7 @@ export class PtyShell {
     });
     const [file, ...args] = argv as [string, ...string[]];
     // HISTSIZE=0 from the first line: the protocol's own lines never enter a history a command could print.
+    const pty = await loadPty();
     const proc = pty.spawn(file, args, { name: 'dumb', cols: 200, rows: 50, cwd: config.hostCwd, env: { ...config.env, HISTSIZE: '0' } });
     const shell = new PtyShell(config, proc);
     await shell.init();

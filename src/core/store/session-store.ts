@@ -25,7 +25,7 @@ import type { Ids } from '../ids.js';
 import { sessionPaths, type Home, type SessionPaths } from '../home.js';
 import { notFound } from '../errors.js';
 import { Redactor } from '../redact.js';
-import { readFirstLine, readLines, START, type Cursor } from './jsonl.js';
+import { readFirstLine, readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';
 import { stampEvent } from './stamp.js';
@@ -402,6 +402,27 @@ export class SessionStore {
       ),
     );
     this.append(p, p.wakeQueue, lines, true);
+  }
+
+  /**
+   * The raw lines of the log just before `end` (at least `minBytes` of them
+   * when the log has that many, whole lines only), oldest first: for a
+   * reader that goes back from a cursor (a run's window of the log, a
+   * child's last message) and parses them itself, in the log's format
+   * (logFormat). Throws not_found.
+   */
+  readRawBefore(sessionId: string, end: Cursor, minBytes: number): RawLine[] {
+    return readLinesBefore(this.require(sessionId).events, end, minBytes);
+  }
+
+  /**
+   * The raw lines of the log after `from`, up to `until` (a byte offset: a
+   * reader that must not read past what the fold judged) or `maxLines`, with
+   * the cursor to read on from: readEvents without the parsing, for a reader
+   * that parses in its own way (a run's window). Throws not_found.
+   */
+  readRaw(sessionId: string, from: Cursor, opts: { until?: number; maxLines?: number } = {}): { lines: RawLine[]; cursor: Cursor; reset: boolean } {
+    return readLines(this.require(sessionId).events, from, opts);
   }
 
   /**
