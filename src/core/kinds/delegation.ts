@@ -5,7 +5,7 @@
  * of a session relative to the newest interrupt above it (an interrupt stops
  * a tree still spawning).
  */
-import { acceptDelivery, applyChildEvent } from '../store/children-fold.js';
+import { acceptDelivery, applyChildEvent, treeUsageOf } from '../store/children-fold.js';
 import type { SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { capability, type EventOf } from './event-kind.js';
 
@@ -58,5 +58,9 @@ export const delegation = capability({
     'user.interrupt': { fold: { accepted: noteAsked } },
     'user.message': { fold: { accepted: noteAsked } },
     'user.define_outcome': { fold: { accepted: noteAsked } },
+  },
+  // Usage over the session and its descendants, from the children's reports.
+  finish: (s) => {
+    s.tree_usage = treeUsageOf(s);
   },
 });

@@ -90,6 +90,8 @@ export interface Capability {
   kinds: { [T in EventType]?: EventKind<T> };
   /** A session.status_running took these pending user events in, in line order (at: its time). */
   takeIn?(s: SessionSnapshot, taken: readonly PendingEvent[], at: string): void;
+  /** After a fold: the snapshot's fields this capability derives (never read back as input). */
+  finish?(s: SessionSnapshot): void;
 }
 
 /** Declares a capability with its kinds type-checked against the event schema. */

@@ -68,6 +68,11 @@ export function toolUseView(e: SessionEvent): ToolUseView | null {
   return k?.asToolUse ? k.asToolUse(e) : null;
 }
 
+/** The fields the capabilities derive after a fold. */
+export function finishFold(s: SessionSnapshot): void {
+  for (const c of CAPABILITIES) c.finish?.(s);
+}
+
 /** The capabilities' reactions to a run taking pending user events in. */
 export function takeIn(s: SessionSnapshot, taken: readonly PendingEvent[], at: string): void {
   for (const c of CAPABILITIES) c.takeIn?.(s, taken, at);

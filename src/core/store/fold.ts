@@ -14,9 +14,8 @@ import type { LineRejection } from './parse-line.js';
 import { RUN_ID } from '../ids.js';
 import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
 import { nextWakeAt, takeWakes } from './wake-queue-fold.js';
-import { treeUsageOf } from './children-fold.js';
 import { addUsage } from './add-usage.js';
-import { foldKinds, takeIn } from '../kinds/index.js';
+import { finishFold as finishKinds, foldKinds, takeIn } from '../kinds/index.js';
 
 // The wake queue's fold and the answer rule live in their own modules; callers that knew them here still find them.
 export { dueWakes, nextWakeAt } from './wake-queue-fold.js';
@@ -82,7 +81,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
 /** Fills in the derived fields after a fold (they are never read back as input). */
 export function finishFold(s: SessionSnapshot): SessionSnapshot {
   s.next_wake_at = nextWakeAt(s);
-  s.tree_usage = treeUsageOf(s);
+  finishKinds(s);
   s.counts = {
     pending_events: s.pending_events.length,
     pending_wakes: s.pending_wakes.length,
