@@ -70,6 +70,24 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * agent exports), and a cut environment is not reported at all.
  */
 const ENV_REPORT_MAX = 192 * 1024;
+/** Bytes of the cwd an end marker reports at most (PATH_MAX); `pwd` may print more, and is cut one byte past it. */
+const CWD_REPORT_MAX = 4096;
+/**
+ * Characters an end marker has at most: its words, the cwd and the
+ * variables, each cut one byte past its maximum and base64-encoded. Text
+ * that began like this command's end marker and is longer is not one: it is
+ * output (a program that read the marker's token from its shell and prints
+ * it without end would otherwise be held in memory whole).
+ */
+const END_MARKER_MAX = 200 + Math.ceil((CWD_REPORT_MAX + 1) / 3) * 4 + Math.ceil((ENV_REPORT_MAX + 1) / 3) * 4;
+/**
+ * Characters of terminal output held while no command reads it (a program
+ * the agent left running may print between commands, for as long as it
+ * likes): past twice END_MARKER_MAX, only the last END_MARKER_MAX are kept.
+ * A reading command holds less than this (see absorb), so it never loses a
+ * character to the cut.
+ */
+const IDLE_BUF_MAX = 2 * END_MARKER_MAX;
 
 /** `env -0`'s output, base64-encoded by the shell, as variables (names that are not shell names are left out: exported functions). */
 function parseEnv(b64: string): Record<string, string> | null {
@@ -132,6 +150,7 @@ export class PtyShell {
     this.cwd = config.cwd;
     proc.onData((d) => {
       this.buf += d;
+      if (this.buf.length > IDLE_BUF_MAX) this.buf = this.buf.slice(-END_MARKER_MAX);
       this.onData?.();
     });
     proc.onExit((e) => {
@@ -150,6 +169,11 @@ export class PtyShell {
 
   get pid(): number {
     return this.proc.pid;
+  }
+
+  /** Characters of terminal output held that no command has taken yet (bounded: see IDLE_BUF_MAX). */
+  get pendingChars(): number {
+    return this.buf.length;
   }
 
   static async start(config: ShellConfig): Promise<PtyShell> {
@@ -254,9 +278,10 @@ export class PtyShell {
         started2 = true;
       }
       const m = endRe.exec(this.buf);
-      // Keep a margin where a marker may be forming (all of one that has begun: it carries the environment), unless the shell is gone.
-      const forming = this.buf.lastIndexOf(endPrefix);
-      const upto = m ? m.index : this.exited ? this.buf.length : Math.min(forming === -1 ? Infinity : forming, Math.max(0, this.buf.length - 200));
+      // Keep a margin where a marker may be forming (all of one that has begun, up to END_MARKER_MAX: it carries the environment), unless the shell is gone.
+      const at = this.buf.lastIndexOf(endPrefix);
+      const forming = at !== -1 && this.buf.length - at <= END_MARKER_MAX ? at : Infinity;
+      const upto = m ? m.index : this.exited ? this.buf.length : Math.min(forming, Math.max(0, this.buf.length - 200));
       const piece = this.buf.slice(0, upto);
       this.buf = this.buf.slice(upto);
       if (piece) {
@@ -329,7 +354,7 @@ export class PtyShell {
     const m = ended as RegExpExecArray | null;
     if (m) {
       const cwd = Buffer.from(m[2] ?? '', 'base64').toString('utf8').trim();
-      if (cwd) this.cwd = cwd;
+      if (cwd && Buffer.byteLength(cwd) <= CWD_REPORT_MAX) this.cwd = cwd; // a longer one was cut: not a place to start in
       let out = output();
       if (out.endsWith('\n')) out = out.slice(0, -1); // the newline before the end marker is ours
       return result({ output: out, exitCode: timedOut || interrupted ? null : Number(m[1]), timedOut, interrupted, droppedChars: dropped, env: parseEnv(m[3] ?? '') });
@@ -342,7 +367,7 @@ export class PtyShell {
 
   private endMarkerCmd(n: string, code: string): string {
     // The exported variables come with the cwd (env -0, encoded): ShellSession keeps them for the next shell.
-    return `printf '\\n__OB_E_%s_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | base64 -w0)" "$(command env -0 | head -c ${ENV_REPORT_MAX + 1} | base64 -w0)"`;
+    return `printf '\\n__OB_E_%s_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | head -c ${CWD_REPORT_MAX + 1} | base64 -w0)" "$(command env -0 | head -c ${ENV_REPORT_MAX + 1} | base64 -w0)"`;
   }
 
   /** Kills every process of this shell's sandbox. Idempotent. */
