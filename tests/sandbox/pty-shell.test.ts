@@ -234,3 +234,35 @@ test('a cwd longer than PATH_MAX: the command still ends as it should; the recor
   // rm walks beneath the directory (the temp home's removal would hit the path's length).
   assert.equal((await run(sh, 'cd /workspace && rm -rf d* && echo still')).output, 'still');
 });
+
+test('a long exported value and a long cwd (longer than a terminal line) do not stop the next shell from starting', { skip }, async (t) => {
+  const { ShellSession } = await import('../../src/core/sandbox/shell-session.js');
+  const { Redactor } = await import('../../src/core/redact.js');
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.root, 'ws');
+  const rt = path.join(h.root, 'rt');
+  fs.mkdirSync(ws);
+  fs.mkdirSync(rt);
+  const session = () =>
+    new ShellSession({
+      isolation: 'bwrap',
+      network: 'none',
+      mounts: [{ host: ws, target: '/workspace', writable: true }],
+      env: { PATH: '/usr/bin:/bin', HOME: '/workspace', TERM: 'dumb' },
+      homeDir: '/workspace',
+      workspaceHost: ws,
+      runtimeDir: rt,
+      redactor: new Redactor({}),
+      clock: systemClock,
+    });
+  const opts = { timeoutMs: 10_000, signal: new AbortController().signal };
+  const first = session();
+  t.after(() => first.close());
+  // 6000 characters of value; a cwd of 15 names of 250 quotes each (3,765 bytes, four times that quoted).
+  await first.run(`export BIG=$(head -c 6000 /dev/zero | tr '\\0' x); q=$(printf "'%.0s" $(seq 250)); for i in $(seq 15); do mkdir "$q" && cd "$q"; done`, opts);
+  first.close();
+  const second = session();
+  t.after(() => second.close());
+  const r = await second.run('echo "${#BIG} $(pwd | wc -c)"', opts);
+  assert.equal(r.output, '6000 3776');
+});

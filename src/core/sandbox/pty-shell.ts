@@ -101,17 +101,29 @@ function parseEnv(b64: string): Record<string, string> | null {
   return out;
 }
 
+/** The longest variable name exportScript passes on (it is written twice on one terminal line). */
+const EXPORT_NAME_MAX = 1000;
+
 /**
- * Bash that exports `vars` as they are, whatever bytes their values hold:
- * each value travels base64-encoded and is read back with `read -d ''`
- * (which keeps trailing newlines, unlike $(...)). Names are checked against
- * ENV_NAME; others are left out.
+ * Bash lines that set the shell variable `name` to `value`, whatever bytes
+ * it holds: base64-encoded, in lines of CHUNK characters (a terminal's line
+ * holds 4095: a longer one is cut, and the shell never starts), read back
+ * with `read -d ''` (which keeps trailing newlines, unlike $(...)).
  */
+function assignLines(name: string, value: string): string {
+  const b64 = Buffer.from(value, 'utf8').toString('base64');
+  let out = `__ob_v=''\n`;
+  for (let i = 0; i < b64.length; i += CHUNK) out += `__ob_v+='${b64.slice(i, i + CHUNK)}'\n`;
+  return `${out}IFS= read -r -d '' ${name} < <(printf %s "$__ob_v" | base64 -d)\n`;
+}
+
+/** Bash that exports `vars` as they are (assignLines). Names are checked against ENV_NAME and EXPORT_NAME_MAX; others are left out. */
 function exportScript(vars: Record<string, string>): string {
-  return Object.entries(vars)
-    .filter(([k]) => ENV_NAME.test(k) && !k.startsWith('__ob'))
-    .map(([k, v]) => `IFS= read -r -d '' ${k} < <(printf %s '${Buffer.from(v, 'utf8').toString('base64')}' | base64 -d); export ${k}; `)
-    .join('');
+  let out = '';
+  for (const [k, v] of Object.entries(vars)) {
+    if (ENV_NAME.test(k) && !k.startsWith('__ob') && k.length <= EXPORT_NAME_MAX) out += `${assignLines(k, v)}export ${k}\n`;
+  }
+  return out;
 }
 
 /** After Ctrl-C, how long the shell has to print its marker before everything is killed. */
@@ -194,9 +206,11 @@ export class PtyShell {
   }
 
   private async init(): Promise<void> {
-    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    // Line by line: the cwd (up to PATH_MAX, quoted) and the variables would not fit in one terminal line.
     this.write(
-      `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE; ${exportScript(this.config.exports ?? {})}cd ${q(this.config.cwd)} 2>/dev/null || cd; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
+      `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE\n` +
+        `${assignLines('__ob_d', this.config.cwd)}cd -- "$__ob_d" 2>/dev/null || cd\n` +
+        `${exportScript(this.config.exports ?? {})}unset __ob_v __ob_d; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
     );
     const marker = `__OB_READY_${this.nonce}__\n`;
     const ok = await this.waitFor(() => this.buf.includes(marker), READY_TIMEOUT_MS);
