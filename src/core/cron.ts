@@ -63,7 +63,15 @@ export function cronProblem(expr: string, timezone: string = DEFAULT_TIMEZONE): 
     return `"${expr}": ${(e as Error).message}`;
   }
   // A fixed reference, so the answer does not depend on when it is asked: an expression that never fires (30 February) is refused.
-  if (job.nextRun(new Date(Date.UTC(2000, 0, 1))) === null) return `"${expr}" never fires`;
+  // croner searches month by month, recursively, up to the year 3000: for one that never fires in several months
+  // (31 February, April, ...) the search overflows the stack instead, and that answer is the same.
+  let next: Date | null;
+  try {
+    next = job.nextRun(new Date(Date.UTC(2000, 0, 1)));
+  } catch {
+    next = null;
+  }
+  if (next === null) return `"${expr}" never fires`;
   return null;
 }
 

@@ -173,6 +173,8 @@ test('recurring lines that break the bounds are refused, each naming its field',
     { delay_seconds: 60, reason: 'r', every: 3600 },
     { due_at: '2026-11-21T10:00:00Z', reason: 'r', every: 60, cron: '0 9 * * *' },
     { type: 'wake.scheduled', id: 'wake_a@b', due_at: '2026-11-21T10:00:00Z', reason: 'r' },
+    // Never fires, and croner's search for a firing overflows the stack rather than say so.
+    { due_at: '2026-11-21T10:00:00Z', reason: 'r', cron: '0 0 31 2,4,6,9,11 *' },
   ];
   fs.appendFileSync(p.wakeQueue, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   const snap = store.snapshot(id);
@@ -185,6 +187,7 @@ test('recurring lines that break the bounds are refused, each naming its field',
   assert.match(msgs[3]!, /delay_seconds: a recurring revisit .* needs due_at/);
   assert.match(msgs[4]!, /cron: expected either every or cron, not both/);
   assert.match(msgs[5]!, /id: expected an id without "@"/);
+  assert.match(msgs[6]!, /cron: "0 0 31 2,4,6,9,11 \*" never fires/);
 });
 
 /** A small seeded generator, so a failure names the seed that reproduces it. */
