@@ -83,3 +83,25 @@ test('archive refuses a running session; delete refuses a session whose lease is
   const gone = await cliInProcess(['status', id], { home: b.h.root });
   assert.equal(gone.code, 3);
 });
+
+test('delete on a terminal: the question shows the session\'s title (an agent may have chosen it) with its control characters made visible', async (t) => {
+  const pty = await import('node-pty');
+  const { CLI } = await import('../helpers/cli.js');
+  const { createSession } = await import('../../src/core/create-session.js');
+  const b = await bench(t);
+  // A child's title is the spawning agent's: a return and an erase would make the question name another session.
+  const id = createSession(b.store, { agent: 'test', title: 'scratch\r\u001b[2KDelete session 00000000 ("old notes"' }).id;
+  const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm-256color' };
+  delete env.OPENBOA_HOME;
+  const p = pty.spawn(process.execPath, [CLI, '--home', b.h.root, 'delete', id], { name: 'xterm-256color', cols: 300, rows: 40, cwd: b.h.root, env: env as Record<string, string> });
+  let out = '';
+  const exited = new Promise<number>((resolve) => p.onExit(({ exitCode }) => resolve(exitCode)));
+  p.onData((d) => {
+    out += d;
+    if (out.includes('[y/N]')) p.write('n\r');
+  });
+  assert.equal(await exited, 0, out);
+  assert.ok(!out.includes('\r\u001b[2KDelete'), `no raw control sequence of the title's: ${JSON.stringify(out)}`);
+  assert.ok(out.includes('scratch\\u000d\\u001b[2KDelete session 00000000'), JSON.stringify(out));
+  assert.ok(fs.existsSync(b.store.paths(id).dir), 'nothing deleted');
+});

@@ -1,12 +1,13 @@
 import readline from 'node:readline/promises';
 import { deleteSession } from '../../core/session-lifecycle.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
+import { safeText } from '../safe-text.js';
 
-/** Asks on the terminal whether to go on; false unless the answer is yes. */
+/** Asks on the terminal whether to go on; false unless the answer is yes. The question is made safe (it holds a title an agent may have chosen). */
 async function confirmed(ctx: CliContext, question: string): Promise<boolean> {
   const rl = readline.createInterface({ input: ctx.stdin, output: process.stderr });
   try {
-    return /^\s*y(es)?\s*$/i.test(await rl.question(`${question} [y/N] `));
+    return /^\s*y(es)?\s*$/i.test(await rl.question(`${safeText(ctx.out.redactor.text(question))} [y/N] `));
   } finally {
     rl.close();
   }
