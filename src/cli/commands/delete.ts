@@ -24,8 +24,11 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
       return;
     }
   }
-  const { children } = await deleteSession(ctx.store, id, new Date(ctx.deps.clock.now()).toISOString());
-  const notes = children.length ? [`its ${children.length} child session(s) are kept: ${children.join(', ')}`] : [];
+  const { children, left } = await deleteSession(ctx.store, id, new Date(ctx.deps.clock.now()).toISOString());
+  const notes = [
+    ...(children.length ? [`its ${children.length} child session(s) are kept: ${children.join(', ')}`] : []),
+    ...left.map((l) => `a deleted session's folder is still on the disk, hidden (the next delete tries again): ${l}`),
+  ];
   ctx.out.result({ id, deleted: true, notes }, `deleted ${id}`);
   for (const n of notes) ctx.out.warn(n);
 }
