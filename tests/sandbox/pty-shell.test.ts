@@ -157,6 +157,10 @@ test('exported variables outlive the shell: the next shell (a later run, another
   const first = session();
   t.after(() => first.close());
   await first.run(`export FOO=1 MULTI=$'two\\nlines\\n' QUOTE="it's \\"quoted\\" \\$HOME" COPY="$MY_TOKEN" PIECE="\${MY_TOKEN:4:20}" PATH="/workspace/bin:$PATH"; mkdir -p sub && cd sub`, opts);
+  // A cwd named after the secret is not recorded as it is either.
+  await first.run('mkdir -p "/workspace/$MY_TOKEN" && cd "/workspace/$MY_TOKEN"', opts);
+  assert.ok(!fs.readFileSync(path.join(rt, 'shell.json'), 'utf8').includes(secret.slice(4, 20)), 'no secret in the recorded cwd');
+  await first.run('cd /workspace/sub', opts);
   first.close();
   const saved = JSON.parse(fs.readFileSync(path.join(rt, 'shell.json'), 'utf8'));
   assert.deepEqual(saved.exported, { FOO: '1', MULTI: 'two\nlines\n', PATH: '/workspace/bin:/usr/bin:/bin', QUOTE: 'it\'s "quoted" $HOME' });
