@@ -206,7 +206,7 @@ export class PtyShell {
   }
 
   private async init(): Promise<void> {
-    // Line by line: the cwd (up to PATH_MAX, quoted) and the variables would not fit in one terminal line.
+    // Line by line: the cwd and the variables (base64, see assignLines) would not fit in one terminal line.
     this.write(
       `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE\n` +
         `${assignLines('__ob_d', this.config.cwd)}cd -- "$__ob_d" 2>/dev/null || cd\n` +
