@@ -219,12 +219,13 @@ test('a command that learnt its end marker\'s token and prints the marker\'s sta
   const { sh, ws } = await shell(t);
   // A DEBUG trap sees every command the shell runs, the protocol's printf of the start marker too (nonce and token).
   await run(sh, `trap 'case "$BASH_COMMAND" in "printf '"'"'__OB_S_"*) set -- $BASH_COMMAND; echo "$3 $4" > /tmp/token;; esac' DEBUG`);
-  const p = run(sh, `read a b < /tmp/token; printf '\\n__OB_E_%s_%s_' $a $b; head -c 5000000 /dev/zero | tr "\\0" b; touch /workspace/done; sleep 60`, 60_000);
+  const p = run(sh, `mkfifo /workspace/go; read a b < /tmp/token; printf '\\n__OB_E_%s_%s_' $a $b; head -c 5000000 /dev/zero | tr "\\0" y; touch /workspace/done; read -r _ < /workspace/go`, 60_000);
   await fileAppears(path.join(ws, 'done'));
   assert.ok(sh.pendingChars < 1_000_000, `${sh.pendingChars} characters held`);
-  sh.kill();
+  fs.writeFileSync(path.join(ws, 'go'), 'go\n'); // the command ends as any does
   const r = await p;
-  assert.equal(r.output.match(/b/g)?.length, 5_000_000, 'what it printed is output, every character of it');
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.output.match(/y/g)?.length, 5_000_000, 'what it printed is output, every character of it');
 });
 
 test('a cwd longer than PATH_MAX: the command still ends as it should; the recorded cwd stays the last one that fits', { skip }, async (t) => {
