@@ -11,7 +11,7 @@
  * With --json every event is a JSON line on stdout instead.
  */
 import type { CliContext } from './command.js';
-import { EscalateInput, type SessionEvent } from '../core/schema/index.js';
+import { EscalateInput, isUserEventType, type SessionEvent } from '../core/schema/index.js';
 import type { TurnEnd } from '../core/turn-watch.js';
 import { stopLabel } from './stop-label.js';
 
@@ -35,7 +35,13 @@ export interface Exchange {
 
 /** Prints one event of the agent's turn (see the module's contract). */
 function printer(ctx: CliContext, seen: Map<string, SessionEvent>) {
+  // The run in progress: a line of the agent's counts only inside it (the fold's rule for a runtime line), so a
+  // hand-written agent.message appended meanwhile is never shown as the agent's words.
+  let running: string | null = null;
   return (e: SessionEvent) => {
+    if (e.type === 'session.status_running') running = e.wake_id;
+    else if (!isUserEventType(e.type) && e.type !== 'session.created' && e.type !== 'session.updated' && e.wake_id !== running) return;
+    if (e.type === 'session.status_idle' || e.type === 'session.status_rescheduled' || e.type === 'session.status_terminated') running = null;
     seen.set(e.id, e);
     if (ctx.json) return ctx.out.data(e);
     const say = (text: string) => ctx.out.note(text);

@@ -83,6 +83,11 @@ export class Output {
     if (!this.json) this.stderr.write(`${safeText(this.redactor.text(text))}\n`);
   }
 
+  /** A question on stderr, the answer typed after it on the same line (no line break). */
+  prompt(text: string): void {
+    this.stderr.write(safeText(this.redactor.text(text)));
+  }
+
   /** A warning on stderr: something the user should know, though the command did what was asked. */
   warn(text: string): void {
     if (!this.json) this.stderr.write(`${paint(this.color.err, 'yellow', 'openboa: note:')} ${safeText(this.redactor.text(text).replace(/\s*\n\s*/g, ' '))}\n`);

@@ -63,12 +63,42 @@ export function cronProblem(expr: string, timezone: string = DEFAULT_TIMEZONE): 
     return `"${expr}": ${(e as Error).message}`;
   }
   // A fixed reference, so the answer does not depend on when it is asked: an expression that never fires (30 February) is refused.
-  if (job.nextRun(new Date(Date.UTC(2000, 0, 1))) === null) return `"${expr}" never fires`;
+  // croner searches month by month, recursively, up to the year 3000: for one that never fires in several months
+  // (31 February, April, ...) the search overflows the stack instead, and that answer is the same.
+  let next: Date | null;
+  try {
+    next = job.nextRun(new Date(Date.UTC(2000, 0, 1)));
+  } catch {
+    next = null;
+  }
+  if (next === null) return `"${expr}" never fires`;
   return null;
 }
 
-/** The first occurrence of `expr` strictly after `afterMs` (whole seconds), or null when there is none. Throws on an expression cronProblem refuses. */
+/** How far cronNext looks on, a minute (cron's grain) at a time, past an answer of croner's that is not after the moment asked (see there): 4 hours. */
+const BACKWARD_STEP_MS = 60_000;
+const BACKWARD_STEPS = 4 * 60;
+
+/**
+ * The first occurrence of `expr` strictly after `afterMs` (whole seconds),
+ * or null when there is none. Throws on an expression cronProblem refuses.
+ *
+ * croner (9.1) answers an occurrence before the moment it is given when that
+ * moment falls in the hour repeated as a zone west of UTC puts its clocks
+ * back (asked at the second 01:02 in New York, it answers 01:05 of the first
+ * pass, an hour earlier). A schedule would then fall due in the past, fire
+ * at once, and again after each run, for that hour. Such an answer is asked
+ * again from a minute later, and so on (no zone shifts by more than two
+ * hours), so the rest of the repeated hour is skipped, as croner's own
+ * stepping from the first pass skips it, and the first occurrence after it
+ * is the answer.
+ */
 export function cronNext(expr: string, timezone: string, afterMs: number): number | null {
-  const next = compile(normal(expr), timezone).nextRun(new Date(afterMs));
-  return next === null ? null : next.getTime();
+  const job = compile(normal(expr), timezone);
+  for (let i = 0, from = afterMs; i < BACKWARD_STEPS; i++, from += BACKWARD_STEP_MS) {
+    const next = job.nextRun(new Date(from));
+    if (next === null) return null;
+    if (next.getTime() > afterMs) return next.getTime();
+  }
+  return null;
 }

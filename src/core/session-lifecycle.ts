@@ -24,6 +24,7 @@ import { acquireLease } from './lease.js';
 import { busy, OpenboaError } from './errors.js';
 import type { SessionEvent } from './schema/index.js';
 import type { SessionStore } from './store/session-store.js';
+import { removeTree } from './store/remove-tree.js';
 
 /** The hidden name a deleted session's folder has between its rename and its removal. */
 const DELETED = /^\.deleted-[0-9a-f-]+-[0-9a-f]{8}$/;
@@ -51,9 +52,11 @@ export function archiveSession(store: SessionStore, sessionId: string, archived 
 
 /**
  * Deletes a session's folder, refused (busy) while a run holds its lease.
- * Returns the ids of its children, which are kept.
+ * Returns the ids of its children, which are kept, and the deleted folders
+ * that could not be removed from the disk (each name and why; the next
+ * delete tries again).
  */
-export async function deleteSession(store: SessionStore, sessionId: string, nowIso: string): Promise<{ children: string[] }> {
+export async function deleteSession(store: SessionStore, sessionId: string, nowIso: string): Promise<{ children: string[]; left: string[] }> {
   const p = store.require(sessionId);
   const children = Object.keys(store.snapshot(sessionId, { persist: false }).children);
   let lease;
@@ -72,17 +75,30 @@ export async function deleteSession(store: SessionStore, sessionId: string, nowI
   }
   // The lock moved with the folder; it goes with it.
   await lease.release().catch(() => {});
-  removeDeletedFolders(path.dirname(p.dir));
-  return { children };
+  return { children, left: removeDeletedFolders(path.dirname(p.dir)) };
 }
 
-/** Removes what deletes left behind in `sessionsDir` (a kill -9 between the rename and the removal). */
-export function removeDeletedFolders(sessionsDir: string): void {
+/**
+ * Removes what deletes left behind in `sessionsDir` (a kill -9 between the
+ * rename and the removal, or a folder that could not be removed). Never
+ * throws: the sessions are deleted already. Returns, for each folder left,
+ * its name and why.
+ */
+export function removeDeletedFolders(sessionsDir: string): string[] {
   let names: string[];
   try {
     names = fs.readdirSync(sessionsDir);
   } catch {
-    return;
+    return [];
   }
-  for (const n of names) if (DELETED.test(n)) fs.rmSync(path.join(sessionsDir, n), { recursive: true, force: true });
+  const left: string[] = [];
+  for (const n of names) {
+    if (!DELETED.test(n)) continue;
+    try {
+      removeTree(path.join(sessionsDir, n));
+    } catch (e) {
+      left.push(`${n}: ${(e as Error).message}`);
+    }
+  }
+  return left;
 }

@@ -36,6 +36,8 @@ export function scheduleRevisit(
   const issue = recurrenceIssues(when)[0];
   if (issue) throw invalidField(issue.path.join('.'), issue.message);
   const rule = recurrenceOf(when);
+  // One reading of the clock: the delay counts from the moment the record says it was asked for.
+  const now = clock.now();
   let startMs: number | undefined;
   if (when.at !== undefined) {
     startMs = Date.parse(when.at);
@@ -44,14 +46,14 @@ export function scheduleRevisit(
     }
   } else if (when.inMs !== undefined) {
     if (!(when.inMs >= 0 && when.inMs <= 10 * 366 * 86_400_000)) throw invalidField('in', 'must be at most ten years');
-    startMs = clock.now() + when.inMs;
+    startMs = now + when.inMs;
   } else if (!rule) {
     throw invalidInput('a revisit needs a time: a delay (in) or a moment (at)');
   }
   if (reason.trim() === '') throw invalidField('reason', 'must not be empty');
-  const dueMs = rule ? firstFiringFrom(rule, clock.now(), startMs) : (startMs as number);
+  const dueMs = rule ? firstFiringFrom(rule, now, startMs) : (startMs as number);
   if (dueMs === null) throw invalidField('cron', `"${when.cron}" never fires${startMs !== undefined ? ` at or after ${iso(startMs)}` : ''}`);
-  return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli', ...(rule ? { recurrence: rule } : {}) });
+  return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli', created_at: iso(now), ...(rule ? { recurrence: rule } : {}) });
 }
 
 /**

@@ -39,11 +39,21 @@ export function ancestorsOf(store: SessionStore, s: SessionSnapshot): SessionSna
   return out;
 }
 
-/** The first of `sessions` whose newest interrupt is later than `since` (null `since`: any interrupt is), with that interrupt's time. */
-export function interruptedAfter(sessions: readonly SessionSnapshot[], since: string | null): { session: SessionSnapshot; at: string } | null {
+/**
+ * The first of `sessions` whose newest interrupt is later than `since`
+ * (null `since`: any interrupt is), with that interrupt's time. An
+ * interrupt dated after `nowMs` is not counted: its time is wrong (a
+ * hand-written line, a clock set back since), and it would be later than
+ * any work asked for until then, so the tree would refuse all of it. The
+ * session still took that interrupt in, and its cascade still reached the
+ * children it had.
+ */
+export function interruptedAfter(sessions: readonly SessionSnapshot[], since: string | null, nowMs: number): { session: SessionSnapshot; at: string } | null {
   const t = since === null ? -Infinity : Date.parse(since);
   for (const s of sessions) {
-    if (s.last_interrupt_at !== null && Date.parse(s.last_interrupt_at) > t) return { session: s, at: s.last_interrupt_at };
+    if (s.last_interrupt_at === null) continue;
+    const at = Date.parse(s.last_interrupt_at);
+    if (at > t && at <= nowMs) return { session: s, at: s.last_interrupt_at };
   }
   return null;
 }

@@ -47,10 +47,11 @@ export interface SpawnRefusal {
 /**
  * Why work this run started may no longer reach other sessions: this
  * session, or one above it, was interrupted after `runOpenedAt` (the
- * interrupt is in its log, pending or taken in). Null when none was.
+ * interrupt is in its log, pending or taken in), and not after `nowMs`
+ * (see interruptedAfter). Null when none was.
  */
-export function interruptedSinceRun(store: SessionStore, me: SessionSnapshot, runOpenedAt: string): string | null {
-  const hit = interruptedAfter([me, ...ancestorsOf(store, me)], runOpenedAt);
+export function interruptedSinceRun(store: SessionStore, me: SessionSnapshot, runOpenedAt: string, nowMs: number): string | null {
+  const hit = interruptedAfter([me, ...ancestorsOf(store, me)], runOpenedAt, nowMs);
   return hit && interruptWords(me, hit);
 }
 
@@ -68,7 +69,7 @@ export function spawnRefusal(store: SessionStore, me: SessionSnapshot, b: SpawnB
   const count = Object.keys(me.children).length;
   if (count >= o.maxChildren) return { reason: 'max_children', why: `this session already has ${count} children, the limit is ${o.maxChildren} (limits.max_children); follow up with one of them with send_to_session` };
   const above = ancestorsOf(store, me);
-  const hit = interruptedAfter([me, ...above], o.runOpenedAt);
+  const hit = interruptedAfter([me, ...above], o.runOpenedAt, o.nowMs);
   if (hit) return { reason: 'interrupted', why: interruptWords(me, hit) };
   const root = above.at(-1) ?? me;
   const census = treeCensus(store, root, { since: iso(o.nowMs - SPAWN_RATE_WINDOW_MS), stopAtSessions: b.maxTreeSessions, stopAtSpawns: b.maxSpawnsPerMinute });

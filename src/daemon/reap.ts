@@ -78,8 +78,10 @@ function alive(pid: number): boolean {
  * the daemon is killed in the instant between bwrap forking it and it arming
  * its parent-death signal, the outer bwrap dies of the pty's hangup and the
  * namespace's init outlives it, adopted by init, its session's leader gone
- * (seen about twice in 400 kills timed at a shell's start). Everything in the
- * orphan's session, and every process below it, is killed.
+ * (seen about twice in 400 kills timed at a shell's start). Every process
+ * below the orphan is killed, and, when it leads its session, everything in
+ * that session (a PID namespace's init has every process of its sandbox
+ * below it).
  */
 export function reapOrphanSandboxes(sessionsDir: string): number {
   const root = `${path.resolve(sessionsDir)}/`;
@@ -94,7 +96,10 @@ export function reapOrphanSandboxes(sessionsDir: string): number {
       continue;
     }
     if (!cwd.startsWith(root) || !isOurShell(p.pid)) continue;
-    for (const member of new Set([...all.filter((x) => x.sid === p.sid).map((x) => x.pid), ...descendants(all, p.pid)])) {
+    // A leader's session is its sandbox. A session whose leader is gone is not a sandbox any more: its id may be
+    // another's by now (the pid reused by a session leader that died too), so only what runs below the orphan goes.
+    const members = p.pid === p.sid ? all.filter((x) => x.sid === p.sid).map((x) => x.pid) : [];
+    for (const member of new Set([...members, ...descendants(all, p.pid)])) {
       try {
         process.kill(member, 'SIGKILL');
       } catch {

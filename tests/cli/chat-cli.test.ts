@@ -76,3 +76,36 @@ test('chat: a denial with a message, and an escalation answered by its option nu
   assert.match(JSON.stringify(b.fake.requests.at(-1)!.body.messages), /The person chose option 2: Tonight/);
   assert.match(r.stdout, /Tonight it is\.\n$/);
 });
+
+test('chat on a terminal: a confirmation prompt shows the agent\'s command with its control characters made visible', async (t) => {
+  const pty = await import('node-pty');
+  const { CLI } = await import('../helpers/cli.js');
+  // A title sequence, then a return and an erase that would leave the person reading "allow bash: ls?".
+  const command = 'rm -rf /workspace/keep \u001b]0;pwned\u0007\r\u001b[2Kallow bash: ls';
+  const b = await bench(t, { agent: { tools: { bash: { permission: 'always_ask' } } }, steps: [{ text: 'Cleaning up.', toolUses: [{ id: 'toolu_b', name: 'bash', input: { command } }] }, { text: 'Left it.' }] });
+  const id = b.session();
+  const env: NodeJS.ProcessEnv = { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: b.fake.url, TERM: 'xterm-256color' };
+  delete env.OPENBOA_HOME;
+  const p = pty.spawn(process.execPath, [CLI, '--home', b.h.root, 'chat', id], { name: 'xterm-256color', cols: 200, rows: 40, cwd: b.h.root, env: env as Record<string, string> });
+  let out = '';
+  const saw = (what: string) =>
+    new Promise<void>((resolve) => {
+      const d = p.onData(() => {
+        if (!out.includes(what)) return;
+        d.dispose();
+        resolve();
+      });
+      if (out.includes(what)) resolve();
+    });
+  p.onData((d) => (out += d));
+  const exited = new Promise<number>((resolve) => p.onExit(({ exitCode }) => resolve(exitCode)));
+  await saw('> ');
+  p.write('clean up\r');
+  await saw('[y/N');
+  p.write('n\r');
+  await saw('Left it.');
+  p.write('\u0004');
+  assert.equal(await exited, 0, out);
+  assert.ok(!out.includes('\u001b]0;pwned') && !out.includes('\r\u001b[2Kallow'), `no raw control sequence of the agent's: ${JSON.stringify(out)}`);
+  assert.ok(out.includes('allow bash: rm -rf /workspace/keep \\u001b]0;pwned\\u0007\\u000d\\u001b[2Kallow bash: ls? [y/N'), JSON.stringify(out));
+});

@@ -83,3 +83,56 @@ test('archive refuses a running session; delete refuses a session whose lease is
   const gone = await cliInProcess(['status', id], { home: b.h.root });
   assert.equal(gone.code, 3);
 });
+
+test('delete on a terminal: the question shows the session\'s title (an agent may have chosen it) with its control characters made visible', async (t) => {
+  const pty = await import('node-pty');
+  const { CLI } = await import('../helpers/cli.js');
+  const { createSession } = await import('../../src/core/create-session.js');
+  const b = await bench(t);
+  // A child's title is the spawning agent's: a return and an erase would make the question name another session.
+  const id = createSession(b.store, { agent: 'test', title: 'scratch\r\u001b[2KDelete session 00000000 ("old notes"' }).id;
+  const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm-256color' };
+  delete env.OPENBOA_HOME;
+  const p = pty.spawn(process.execPath, [CLI, '--home', b.h.root, 'delete', id], { name: 'xterm-256color', cols: 300, rows: 40, cwd: b.h.root, env: env as Record<string, string> });
+  let out = '';
+  const exited = new Promise<number>((resolve) => p.onExit(({ exitCode }) => resolve(exitCode)));
+  p.onData((d) => {
+    out += d;
+    if (out.includes('[y/N]')) p.write('n\r');
+  });
+  assert.equal(await exited, 0, out);
+  assert.ok(!out.includes('\r\u001b[2KDelete'), `no raw control sequence of the title's: ${JSON.stringify(out)}`);
+  assert.ok(out.includes('scratch\\u000d\\u001b[2KDelete session 00000000'), JSON.stringify(out));
+  assert.ok(fs.existsSync(b.store.paths(id).dir), 'nothing deleted');
+});
+
+test('delete removes a workspace nested deeper than PATH_MAX, with names that are not UTF-8 and symlinks out, and the next delete works too', async (t) => {
+  const b = await bench(t);
+  const outside = path.join(b.h.root, 'outside.txt');
+  fs.writeFileSync(outside, 'keep me');
+  const [deep, next] = [b.session(), b.session()];
+  // What an agent's shell makes with one `cd` at a time: 40 levels of 200 characters, 8,000 bytes of path.
+  const workspace = b.store.paths(deep).workspace;
+  fs.mkdirSync(workspace, { recursive: true });
+  const fd = (p: string) => fs.openSync(p, 'r');
+  let at = fd(workspace);
+  for (let i = 0; i < 40; i++) {
+    const name = `${'d'.repeat(199)}${i % 10}`;
+    fs.mkdirSync(`/proc/self/fd/${at}/${name}`);
+    fs.writeFileSync(`/proc/self/fd/${at}/${name}.txt`, 'x');
+    const nextAt = fd(`/proc/self/fd/${at}/${name}`);
+    fs.closeSync(at);
+    at = nextAt;
+  }
+  fs.writeFileSync(Buffer.concat([Buffer.from(`/proc/self/fd/${at}/`), Buffer.from([0x6e, 0xff, 0xfe])]), 'not utf-8');
+  fs.symlinkSync(outside, `/proc/self/fd/${at}/link`);
+  fs.closeSync(at);
+
+  const r = await cliInProcess(['delete', deep, '--yes'], { home: b.h.root });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(fs.readdirSync(b.h.home.sessionsDir), [next], 'the folder is gone, nothing hidden is left');
+  assert.equal(fs.readFileSync(outside, 'utf8'), 'keep me', 'a symlink is removed, never followed');
+  const again = await cliInProcess(['delete', next, '--yes'], { home: b.h.root });
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(fs.readdirSync(b.h.home.sessionsDir), []);
+});

@@ -148,6 +148,22 @@ test('a cron revisit fires on its expression in its time zone, across a change o
   assert.equal(store.snapshot(id).pending_wakes.find((w) => w.id === 'wake_spring')!.due_at, '2027-03-28T07:00:00.000Z');
 });
 
+test('a cron revisit run in the hour a clock goes back (west of UTC) falls due after the run, never before it: no run after run', async (t) => {
+  const { deps, store, id, p } = setup(t);
+  // 7 November 2027, New York: 01:00-01:59 happens twice, at 05:00Z (EDT) and again at 06:00Z (EST).
+  fs.appendFileSync(p.wakeQueue, `${JSON.stringify({ type: 'wake.scheduled', id: 'wake_five', due_at: '2027-11-07T05:50:00.000Z', reason: 'poll', source: 'hand', cron: '*/5 * * * *', timezone: 'America/New_York' })}\n`);
+  await deps.clock.advance(Date.parse('2027-11-07T06:02:00.000Z') - deps.clock.now()); // 01:02 EST, the second 01:02
+  assert.deepEqual(run(store, id), ['wake_five@2027-11-07T05:50:00.000Z']);
+  for (let i = 0; i < 3; i++) {
+    const due = store.snapshot(id).pending_wakes[0]!.due_at;
+    assert.ok(Date.parse(due) > deps.clock.now(), `the next firing (${due}) is after the run that settled the last one`);
+    assert.equal(planRun(store.snapshot(id), deps.clock.now(), {}).runnable, false, 'nothing is due right after a run');
+    await deps.clock.advance(Date.parse(due) - deps.clock.now());
+    assert.deepEqual(run(store, id), [`wake_five@${due}`]);
+  }
+  assert.deepEqual(fromScratch(store, id), queueOf(store.snapshot(id)));
+});
+
 test('recurring lines that break the bounds are refused, each naming its field', (t) => {
   const { store, id, p } = setup(t);
   const lines = [
@@ -157,6 +173,8 @@ test('recurring lines that break the bounds are refused, each naming its field',
     { delay_seconds: 60, reason: 'r', every: 3600 },
     { due_at: '2026-11-21T10:00:00Z', reason: 'r', every: 60, cron: '0 9 * * *' },
     { type: 'wake.scheduled', id: 'wake_a@b', due_at: '2026-11-21T10:00:00Z', reason: 'r' },
+    // Never fires, and croner's search for a firing overflows the stack rather than say so.
+    { due_at: '2026-11-21T10:00:00Z', reason: 'r', cron: '0 0 31 2,4,6,9,11 *' },
   ];
   fs.appendFileSync(p.wakeQueue, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   const snap = store.snapshot(id);
@@ -169,6 +187,7 @@ test('recurring lines that break the bounds are refused, each naming its field',
   assert.match(msgs[3]!, /delay_seconds: a recurring revisit .* needs due_at/);
   assert.match(msgs[4]!, /cron: expected either every or cron, not both/);
   assert.match(msgs[5]!, /id: expected an id without "@"/);
+  assert.match(msgs[6]!, /cron: "0 0 31 2,4,6,9,11 \*" never fires/);
 });
 
 /** A small seeded generator, so a failure names the seed that reproduces it. */

@@ -205,3 +205,27 @@ test('limits.max_tree_sessions is at most what an interrupt\'s cascade reads', (
   const u = unitRun(t, { agents: { big: { limits: { max_tree_sessions: 2001 } } } });
   assert.throws(() => u.newSession('big'), /limits\.max_tree_sessions: expected at most 2000 \(an interrupt's cascade reads at most that many sessions\)/);
 });
+
+test('an interrupt dated in the future (a hand-written line, a clock set back) does not stop the tree\'s work until then', async (t) => {
+  const b = bomb(t, { max_tree_sessions: 1000, max_spawns_per_minute: 1000 });
+  await b.drive({ maxRuns: 1 }); // the root spawns its four, their tasks queued
+  const children = b.store.listIds().filter((id) => id !== b.root);
+  // A person's interrupt whose year is a typo: the root takes it in, as any interrupt.
+  fs.appendFileSync(b.store.paths(b.root).events, `${JSON.stringify({ type: 'user.interrupt', created_at: '2999-01-01T00:00:00.000Z', reason: 'stop' })}\n`);
+  b.deps.clock.advance(10);
+  await wake(b.rt, b.root);
+  assert.equal(b.store.snapshot(b.root).last_interrupt_at, '2999-01-01T00:00:00.000Z');
+  // Then a new message: the root works again, and its spawns are not refused as "interrupted after this run began".
+  b.deps.clock.advance(10);
+  b.store.appendUserEvent(b.root, { type: 'user.message', content: [{ type: 'text', text: 'go on' }] });
+  const made = b.store.listIds().length;
+  await wake(b.rt, b.root);
+  assert.equal(b.store.snapshot(b.root).spawn_refusals.count, 0, JSON.stringify(b.store.snapshot(b.root).spawn_refusals.last));
+  assert.equal(b.store.listIds().length, made + 4);
+  // A child given a new message (after the cascade interrupted it) works on it: not born interrupted by the year 2999.
+  b.deps.clock.advance(10);
+  b.store.appendUserEvent(children[0]!, { type: 'user.message', content: [{ type: 'text', text: 'carry on' }] });
+  const asked = b.requests.length;
+  await wake(b.rt, children[0]!);
+  assert.ok(b.requests.length > asked, 'the child asked its model');
+});

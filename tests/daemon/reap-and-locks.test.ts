@@ -90,6 +90,43 @@ test('an orphaned sandbox of this home is reaped at start; others are left alone
   assert.equal(ppidOf(notAShell), 1, 'a process that is not the runtime shell is left alone, even in a workspace');
 });
 
+test('an orphan whose session leader is gone takes only its own descendants with it, not other processes of that session id', async (t) => {
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.home.sessionsDir, '01a20000-0000-7000-8000-000000000002', 'workspace');
+  fs.mkdirSync(ws, { recursive: true });
+  const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-not-a-session-'));
+  const fifo = path.join(ws, `.hold-${process.pid}-${++orphans}`);
+  // One dead leader, two orphans in its session: the runtime's shell in a workspace, and a process that is not
+  // below it (a dead leader's pid reused by someone else's session leader, which died too, leaves its members the same sid).
+  const r = spawnSync('bash', ['-c', `mkfifo ${fifo}; setsid bash -c '(exec bash --noprofile --norc --noediting -c "read x < ${fifo}") >/dev/null 2>&1 < /dev/null & echo $!; (cd ${elsewhere} && exec sleep 300) >/dev/null 2>&1 < /dev/null & echo $!; exit 0' < /dev/null`], { cwd: ws, encoding: 'utf8' });
+  const [inner, bystander] = r.stdout.trim().split('\n').map(Number) as [number, number];
+  t.after(() => {
+    for (const p of [inner, bystander]) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    fs.rmSync(elsewhere, { recursive: true, force: true });
+  });
+  const ready = () => {
+    try {
+      return fs.readFileSync(`/proc/${inner}/cmdline`, 'utf8').startsWith('bash\0--noprofile\0') && ppidOf(inner) === 1 && ppidOf(bystander) === 1;
+    } catch {
+      return false;
+    }
+  };
+  // Another process's progress: polled, with a bound far above what a loaded machine needs.
+  for (let i = 0; i < 3000 && !ready(); i++) await new Promise((res) => setTimeout(res, 10));
+  if (!ready() && ppidOf(inner) !== null && ppidOf(inner) !== 1) return t.skip('this machine hands orphans to a subreaper, not to init');
+  assert.ok(ready(), 'both orphans are there');
+  assert.equal(reapOrphanSandboxes(h.home.sessionsDir), 1);
+  for (let i = 0; i < 3000 && ppidOf(inner) !== null; i++) await new Promise((res) => setTimeout(res, 10));
+  assert.equal(ppidOf(inner), null, 'the orphaned shell is reaped');
+  assert.equal(ppidOf(bystander), 1, 'a process of the same session id that is not below it is left alone');
+});
+
 test('a lock with no owner record (its maker died right after mkdir) is taken over, not waited on', async (t) => {
   const h = tempHome(t, { bundled: false });
   const dir = path.join(h.root, 'guarded');

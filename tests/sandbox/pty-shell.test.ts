@@ -157,6 +157,10 @@ test('exported variables outlive the shell: the next shell (a later run, another
   const first = session();
   t.after(() => first.close());
   await first.run(`export FOO=1 MULTI=$'two\\nlines\\n' QUOTE="it's \\"quoted\\" \\$HOME" COPY="$MY_TOKEN" PIECE="\${MY_TOKEN:4:20}" PATH="/workspace/bin:$PATH"; mkdir -p sub && cd sub`, opts);
+  // A cwd named after the secret is not recorded as it is either.
+  await first.run('mkdir -p "/workspace/$MY_TOKEN" && cd "/workspace/$MY_TOKEN"', opts);
+  assert.ok(!fs.readFileSync(path.join(rt, 'shell.json'), 'utf8').includes(secret.slice(4, 20)), 'no secret in the recorded cwd');
+  await first.run('cd /workspace/sub', opts);
   first.close();
   const saved = JSON.parse(fs.readFileSync(path.join(rt, 'shell.json'), 'utf8'));
   assert.deepEqual(saved.exported, { FOO: '1', MULTI: 'two\nlines\n', PATH: '/workspace/bin:/usr/bin:/bin', QUOTE: 'it\'s "quoted" $HOME' });
@@ -186,4 +190,84 @@ test('exported variables outlive the shell: the next shell (a later run, another
   await second.restart();
   const clean = await second.run('echo "${FOO:-unset}"', opts);
   assert.equal(clean.output, 'unset');
+});
+
+/** Resolves once `file` exists (a watch on its directory says when to look). */
+function fileAppears(file: string): Promise<void> {
+  return new Promise((resolve) => {
+    const w = fs.watch(path.dirname(file), () => check());
+    const check = () => {
+      if (!fs.existsSync(file)) return;
+      w.close();
+      resolve();
+    };
+    check();
+  });
+}
+
+test('output no command reads (a program left running between commands) is not held without bound', { skip }, async (t) => {
+  const { sh, ws } = await shell(t);
+  // 30 MB printed once the command that started it ended (the fifo says when); `done` is touched once the last byte went to the terminal.
+  await run(sh, 'mkfifo /workspace/go; (read -r _ < /workspace/go; head -c 30000000 /dev/zero | tr "\\0" a; touch /workspace/done) &');
+  fs.writeFileSync(path.join(ws, 'go'), 'go\n');
+  await fileAppears(path.join(ws, 'done'));
+  assert.ok(sh.pendingChars < 1_000_000, `${sh.pendingChars} characters held`);
+  assert.equal((await run(sh, 'echo after')).output, 'after', 'the next command is framed as ever');
+});
+
+test('a command that learnt its end marker\'s token and prints the marker\'s start, then without end, is not held whole', { skip }, async (t) => {
+  const { sh, ws } = await shell(t);
+  // A DEBUG trap sees every command the shell runs, the protocol's printf of the start marker too (nonce and token).
+  await run(sh, `trap 'case "$BASH_COMMAND" in "printf '"'"'__OB_S_"*) set -- $BASH_COMMAND; echo "$3 $4" > /tmp/token;; esac' DEBUG`);
+  const p = run(sh, `mkfifo /workspace/go; read a b < /tmp/token; printf '\\n__OB_E_%s_%s_' $a $b; head -c 5000000 /dev/zero | tr "\\0" y; touch /workspace/done; read -r _ < /workspace/go`, 60_000);
+  await fileAppears(path.join(ws, 'done'));
+  assert.ok(sh.pendingChars < 1_000_000, `${sh.pendingChars} characters held`);
+  fs.writeFileSync(path.join(ws, 'go'), 'go\n'); // the command ends as any does
+  const r = await p;
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.output.match(/y/g)?.length, 5_000_000, 'what it printed is output, every character of it');
+});
+
+test('a cwd longer than PATH_MAX: the command still ends as it should; the recorded cwd stays the last one that fits', { skip }, async (t) => {
+  const { sh } = await shell(t);
+  // 125 000 characters (an exported PWD of 128 KiB or more would stop every program from starting): a marker with
+  // it whole, besides the variables (PWD among them), would be longer than an end marker may be.
+  const deep = await run(sh, 'd=$(printf "d%.0s" $(seq 250)); for i in $(seq 500); do mkdir "$d" && cd "$d" || break; done; [ ${#PWD} -gt 125000 ] && echo long', 60_000);
+  assert.equal(deep.output, 'long');
+  assert.equal(deep.exitCode, 0);
+  assert.equal(deep.cwd, '/workspace');
+  // rm walks beneath the directory (the temp home's removal would hit the path's length).
+  assert.equal((await run(sh, 'cd /workspace && rm -rf d* && echo still')).output, 'still');
+});
+
+test('a long exported value and a long cwd (longer than a terminal line) do not stop the next shell from starting', { skip }, async (t) => {
+  const { ShellSession } = await import('../../src/core/sandbox/shell-session.js');
+  const { Redactor } = await import('../../src/core/redact.js');
+  const h = tempHome(t, { bundled: false });
+  const ws = path.join(h.root, 'ws');
+  const rt = path.join(h.root, 'rt');
+  fs.mkdirSync(ws);
+  fs.mkdirSync(rt);
+  const session = () =>
+    new ShellSession({
+      isolation: 'bwrap',
+      network: 'none',
+      mounts: [{ host: ws, target: '/workspace', writable: true }],
+      env: { PATH: '/usr/bin:/bin', HOME: '/workspace', TERM: 'dumb' },
+      homeDir: '/workspace',
+      workspaceHost: ws,
+      runtimeDir: rt,
+      redactor: new Redactor({}),
+      clock: systemClock,
+    });
+  const opts = { timeoutMs: 10_000, signal: new AbortController().signal };
+  const first = session();
+  t.after(() => first.close());
+  // 6000 characters of value; a cwd of 15 names of 250 quotes each (3,765 bytes, four times that quoted).
+  await first.run(`export BIG=$(head -c 6000 /dev/zero | tr '\\0' x); q=$(printf "'%.0s" $(seq 250)); for i in $(seq 15); do mkdir "$q" && cd "$q"; done`, opts);
+  first.close();
+  const second = session();
+  t.after(() => second.close());
+  const r = await second.run('echo "${#BIG} $(pwd | wc -c)"', opts);
+  assert.equal(r.output, '6000 3776');
 });

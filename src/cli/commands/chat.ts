@@ -44,7 +44,8 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
   const rl = readline.createInterface({ input: ctx.stdin, output: process.stderr, terminal: tty });
   const lines = rl[Symbol.asyncIterator]();
   const question = async (prompt: string): Promise<string | null> => {
-    if (tty) process.stderr.write(prompt);
+    // The prompt holds the agent's words (a tool's command): made safe and redacted like every line.
+    if (tty) ctx.out.prompt(prompt);
     const r = await lines.next();
     return r.done ? null : r.value;
   };

@@ -1,12 +1,13 @@
 import readline from 'node:readline/promises';
 import { deleteSession } from '../../core/session-lifecycle.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
+import { safeText } from '../safe-text.js';
 
-/** Asks on the terminal whether to go on; false unless the answer is yes. */
+/** Asks on the terminal whether to go on; false unless the answer is yes. The question is made safe (it holds a title an agent may have chosen). */
 async function confirmed(ctx: CliContext, question: string): Promise<boolean> {
   const rl = readline.createInterface({ input: ctx.stdin, output: process.stderr });
   try {
-    return /^\s*y(es)?\s*$/i.test(await rl.question(`${question} [y/N] `));
+    return /^\s*y(es)?\s*$/i.test(await rl.question(`${safeText(ctx.out.redactor.text(question))} [y/N] `));
   } finally {
     rl.close();
   }
@@ -23,8 +24,11 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
       return;
     }
   }
-  const { children } = await deleteSession(ctx.store, id, new Date(ctx.deps.clock.now()).toISOString());
-  const notes = children.length ? [`its ${children.length} child session(s) are kept: ${children.join(', ')}`] : [];
+  const { children, left } = await deleteSession(ctx.store, id, new Date(ctx.deps.clock.now()).toISOString());
+  const notes = [
+    ...(children.length ? [`its ${children.length} child session(s) are kept: ${children.join(', ')}`] : []),
+    ...left.map((l) => `a deleted session's folder is still on the disk, hidden (the next delete tries again): ${l}`),
+  ];
   ctx.out.result({ id, deleted: true, notes }, `deleted ${id}`);
   for (const n of notes) ctx.out.warn(n);
 }

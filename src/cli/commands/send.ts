@@ -40,7 +40,9 @@ export async function run(ctx: CliContext, { args, rest, flags }: CommandInput):
  * it did not (a failed run backing off with no daemon, a paused session).
  */
 async function sendAndWait(ctx: CliContext, id: string, text: string): Promise<number> {
-  const { converse } = await import('../converse.js');
+  const [{ converse }, { redactFor }] = await Promise.all([import('../converse.js'), import('../session-redactor.js')]);
+  // What the agent's turn prints passes through the session's secrets, as events and status do.
+  redactFor(ctx, id);
   const { waitingLines } = await import('../waiting-lines.js');
   const before = await whyItWaits(ctx, id, 'the message', { daemonNeeded: false });
   for (const note of before) ctx.out.warn(note);

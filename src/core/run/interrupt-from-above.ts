@@ -31,7 +31,7 @@ import { ancestorsOf, interruptedAfter } from '../session-tree.js';
 export function interruptFromAbove(ctx: RunContext, journal: RunJournal, plan: RunPlan): boolean {
   const s = ctx.startSnapshot;
   if (!s.parent_session_id) return false;
-  const hit = interruptedAfter(ancestorsOf(ctx.rt.store, s), s.mandate_at);
+  const hit = interruptedAfter(ancestorsOf(ctx.rt.store, s), s.mandate_at, ctx.rt.deps.clock.now());
   if (!hit) return false;
   if (!plan.interrupt && !journal.silenced) {
     const asked = s.mandate_at ? `this session's work was asked for at ${s.mandate_at}` : 'this session was asked for nothing';

@@ -74,6 +74,24 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * agent exports), and a cut environment is not reported at all.
  */
 const ENV_REPORT_MAX = 192 * 1024;
+/** Bytes of the cwd an end marker reports at most (PATH_MAX); `pwd` may print more, and is cut one byte past it. */
+const CWD_REPORT_MAX = 4096;
+/**
+ * Characters an end marker has at most: its words, the cwd and the
+ * variables, each cut one byte past its maximum and base64-encoded. Text
+ * that began like this command's end marker and is longer is not one: it is
+ * output (a program that read the marker's token from its shell and prints
+ * it without end would otherwise be held in memory whole).
+ */
+const END_MARKER_MAX = 200 + Math.ceil((CWD_REPORT_MAX + 1) / 3) * 4 + Math.ceil((ENV_REPORT_MAX + 1) / 3) * 4;
+/**
+ * Characters of terminal output held while no command reads it (a program
+ * the agent left running may print between commands, for as long as it
+ * likes): past twice END_MARKER_MAX, only the last END_MARKER_MAX are kept.
+ * A reading command holds less than this (see absorb), so it never loses a
+ * character to the cut.
+ */
+const IDLE_BUF_MAX = 2 * END_MARKER_MAX;
 
 /** `env -0`'s output, base64-encoded by the shell, as variables (names that are not shell names are left out: exported functions). */
 function parseEnv(b64: string): Record<string, string> | null {
@@ -87,17 +105,29 @@ function parseEnv(b64: string): Record<string, string> | null {
   return out;
 }
 
+/** The longest variable name exportScript passes on (it is written twice on one terminal line). */
+const EXPORT_NAME_MAX = 1000;
+
 /**
- * Bash that exports `vars` as they are, whatever bytes their values hold:
- * each value travels base64-encoded and is read back with `read -d ''`
- * (which keeps trailing newlines, unlike $(...)). Names are checked against
- * ENV_NAME; others are left out.
+ * Bash lines that set the shell variable `name` to `value`, whatever bytes
+ * it holds: base64-encoded, in lines of CHUNK characters (a terminal's line
+ * holds 4095: a longer one is cut, and the shell never starts), read back
+ * with `read -d ''` (which keeps trailing newlines, unlike $(...)).
  */
+function assignLines(name: string, value: string): string {
+  const b64 = Buffer.from(value, 'utf8').toString('base64');
+  let out = `__ob_v=''\n`;
+  for (let i = 0; i < b64.length; i += CHUNK) out += `__ob_v+='${b64.slice(i, i + CHUNK)}'\n`;
+  return `${out}IFS= read -r -d '' ${name} < <(printf %s "$__ob_v" | base64 -d)\n`;
+}
+
+/** Bash that exports `vars` as they are (assignLines). Names are checked against ENV_NAME and EXPORT_NAME_MAX; others are left out. */
 function exportScript(vars: Record<string, string>): string {
-  return Object.entries(vars)
-    .filter(([k]) => ENV_NAME.test(k) && !k.startsWith('__ob'))
-    .map(([k, v]) => `IFS= read -r -d '' ${k} < <(printf %s '${Buffer.from(v, 'utf8').toString('base64')}' | base64 -d); export ${k}; `)
-    .join('');
+  let out = '';
+  for (const [k, v] of Object.entries(vars)) {
+    if (ENV_NAME.test(k) && !k.startsWith('__ob') && k.length <= EXPORT_NAME_MAX) out += `${assignLines(k, v)}export ${k}\n`;
+  }
+  return out;
 }
 
 /** After Ctrl-C, how long the shell has to print its marker before everything is killed. */
@@ -136,6 +166,7 @@ export class PtyShell {
     this.cwd = config.cwd;
     proc.onData((d) => {
       this.buf += d;
+      if (this.buf.length > IDLE_BUF_MAX) this.buf = this.buf.slice(-END_MARKER_MAX);
       this.onData?.();
     });
     proc.onExit((e) => {
@@ -154,6 +185,11 @@ export class PtyShell {
 
   get pid(): number {
     return this.proc.pid;
+  }
+
+  /** Characters of terminal output held that no command has taken yet (bounded: see IDLE_BUF_MAX). */
+  get pendingChars(): number {
+    return this.buf.length;
   }
 
   static async start(config: ShellConfig): Promise<PtyShell> {
@@ -175,9 +211,11 @@ export class PtyShell {
   }
 
   private async init(): Promise<void> {
-    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    // Line by line: the cwd and the variables (base64, see assignLines) would not fit in one terminal line.
     this.write(
-      `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE; ${exportScript(this.config.exports ?? {})}cd ${q(this.config.cwd)} 2>/dev/null || cd; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
+      `stty -echo -onlcr 2>/dev/null; set +m; set +o history; PS1=''; PS2=''; PROMPT_COMMAND=''; unset HISTFILE\n` +
+        `${assignLines('__ob_d', this.config.cwd)}cd -- "$__ob_d" 2>/dev/null || cd\n` +
+        `${exportScript(this.config.exports ?? {})}unset __ob_v __ob_d; printf '__OB_%s_%s__\\n' READY ${this.nonce}\n`,
     );
     const marker = `__OB_READY_${this.nonce}__\n`;
     const ok = await this.waitFor(() => this.buf.includes(marker), READY_TIMEOUT_MS);
@@ -259,9 +297,10 @@ export class PtyShell {
         started2 = true;
       }
       const m = endRe.exec(this.buf);
-      // Keep a margin where a marker may be forming (all of one that has begun: it carries the environment), unless the shell is gone.
-      const forming = this.buf.lastIndexOf(endPrefix);
-      const upto = m ? m.index : this.exited ? this.buf.length : Math.min(forming === -1 ? Infinity : forming, Math.max(0, this.buf.length - 200));
+      // Keep a margin where a marker may be forming (all of one that has begun, up to END_MARKER_MAX: it carries the environment), unless the shell is gone.
+      const at = this.buf.lastIndexOf(endPrefix);
+      const forming = at !== -1 && this.buf.length - at <= END_MARKER_MAX ? at : Infinity;
+      const upto = m ? m.index : this.exited ? this.buf.length : Math.min(forming, Math.max(0, this.buf.length - 200));
       const piece = this.buf.slice(0, upto);
       this.buf = this.buf.slice(upto);
       if (piece) {
@@ -334,7 +373,7 @@ export class PtyShell {
     const m = ended as RegExpExecArray | null;
     if (m) {
       const cwd = Buffer.from(m[2] ?? '', 'base64').toString('utf8').trim();
-      if (cwd) this.cwd = cwd;
+      if (cwd && Buffer.byteLength(cwd) <= CWD_REPORT_MAX) this.cwd = cwd; // a longer one was cut: not a place to start in
       let out = output();
       if (out.endsWith('\n')) out = out.slice(0, -1); // the newline before the end marker is ours
       return result({ output: out, exitCode: timedOut || interrupted ? null : Number(m[1]), timedOut, interrupted, droppedChars: dropped, env: parseEnv(m[3] ?? '') });
@@ -347,7 +386,7 @@ export class PtyShell {
 
   private endMarkerCmd(n: string, code: string): string {
     // The exported variables come with the cwd (env -0, encoded): ShellSession keeps them for the next shell.
-    return `printf '\\n__OB_E_%s_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | base64 -w0)" "$(command env -0 | head -c ${ENV_REPORT_MAX + 1} | base64 -w0)"`;
+    return `printf '\\n__OB_E_%s_%s_%s_%s_%s__\\n' ${this.nonce} ${n} "${code}" "$(pwd | head -c ${CWD_REPORT_MAX + 1} | base64 -w0)" "$(command env -0 | head -c ${ENV_REPORT_MAX + 1} | base64 -w0)"`;
   }
 
   /** Kills every process of this shell's sandbox. Idempotent. */

@@ -176,7 +176,8 @@ export class ShellSession {
 
   private writeState() {
     try {
-      writeJsonAtomic(path.join(this.o.runtimeDir, 'shell.json'), this.state, { durable: false });
+      // Redacted as everything in runtime/: the cwd is the agent's (a directory named after a secret is a secret).
+      writeJsonAtomic(path.join(this.o.runtimeDir, 'shell.json'), this.o.redactor.deep(this.state), { durable: false });
     } catch {
       // runtime/ is a cache
     }

@@ -113,4 +113,6 @@ export type NewWakeScheduled = {
   wake_run_id?: string;
   /** A recurring revisit: due_at is its first firing (for cron, an occurrence). */
   recurrence?: Recurrence;
+  /** When it was asked for, when the caller computed due_at from that moment (default: the time of the write). */
+  created_at?: string;
 };

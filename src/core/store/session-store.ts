@@ -380,7 +380,7 @@ export class SessionStore {
       due_at: w.due_at,
       reason: w.reason,
       source: w.source,
-      created_at: iso(this.deps.clock.now()),
+      created_at: w.created_at ?? iso(this.deps.clock.now()),
       ...(w.retry_of ? { retry_of: w.retry_of } : {}),
       ...(w.attempt ? { attempt: w.attempt } : {}),
       ...(w.wake_run_id ? { wake_run_id: w.wake_run_id } : {}),

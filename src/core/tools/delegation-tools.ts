@@ -108,7 +108,7 @@ export const spawnSessionTool: Tool<typeof SpawnSessionInput> = {
     }
     // An interrupt that landed while the child was made: the child has no task yet and nothing names it, so it is
     // taken out again. One that lands after this look finds a task asked for before it: the child's run does none of it.
-    const late = interruptedSinceRun(ctx.store, ctx.store.snapshot(ctx.sessionId, { persist: false }), openedAt);
+    const late = interruptedSinceRun(ctx.store, ctx.store.snapshot(ctx.sessionId, { persist: false }), openedAt, ctx.clock.now());
     if (late) {
       try {
         ctx.store.discardUnborn(child.id);
@@ -141,7 +141,7 @@ export const sendToSessionTool: Tool<typeof SendToSessionInput> = {
       return fail(`not sent: ${input.session_id} is not one of your child sessions (yours: ${ids.join(', ') || 'none'})`);
     }
     if (!ctx.store.exists(input.session_id)) return fail(`not sent: the child session ${input.session_id} no longer exists`);
-    const interrupted = interruptedSinceRun(ctx.store, me, openedAt);
+    const interrupted = interruptedSinceRun(ctx.store, me, openedAt, ctx.clock.now());
     if (interrupted) return fail(`not sent: ${interrupted}`);
     const msg = ctx.redactor.text(input.message);
     ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt });
