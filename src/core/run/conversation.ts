@@ -35,6 +35,9 @@ import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
 import { conversationKind } from '../kinds/index.js';
+import { originOf, placeholderText, reasonOf, tagOrigin, type BlockOrigin } from './block-origin.js';
+
+export { originOf, placeholderText, type BlockOrigin };
 import type { CompactedSummary, ConversationSink } from '../kinds/event-kind.js';
 
 export type { CompactedSummary };
@@ -44,16 +47,6 @@ export interface LoggedEvent {
   event: SessionEvent;
 }
 
-/** Where a user-side block of the conversation came from. */
-export interface BlockOrigin {
-  /** Line in events.jsonl, null when unknown (an event never read). */
-  line: number | null;
-  eventId: string;
-  eventType: string;
-  /** The block is a note standing for an event that could not be read or converted. */
-  placeholder: boolean;
-}
-
 /** An event the builder could not convert; the run reports it once (session.error naming the line). */
 export interface ConversionProblem {
   line: number;
@@ -61,33 +54,8 @@ export interface ConversionProblem {
   message: string;
 }
 
-/**
- * Origins of the user-side blocks (message blocks, tool results, notes), by
- * block identity. All blocks of one event share one origin object, so a
- * reader can treat them as one unit. Blocks are never mutated, only copied,
- * so the identity holds until someone copies them.
- */
-const origins = new WeakMap<object, BlockOrigin>();
-
-/** Where a block came from, when the builder made or took it in; undefined for anything else. */
-export function originOf(block: object): BlockOrigin | undefined {
-  return origins.get(block);
-}
-
 /** Lines of problems kept (the newest); each is reported once, so older ones were reported already. */
 const MAX_PROBLEMS = 100;
-
-/** One line, at most 200 characters: an error as a note and a session.error can quote it. */
-const reasonOf = (err: unknown) => cutHead((err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s+/g, ' '), 200);
-
-/**
- * The note that stands for an event the conversation cannot hold, where it would have entered:
- * its id and line, and why. Deterministic, so the same log gives the same request.
- */
-export function placeholderText(eventId: string, line: number | null, eventType: string | null, why: string): string {
-  const where = line !== null ? `events.jsonl line ${line}` : 'line unknown';
-  return wellFormed(`[openboa: ${eventType ?? 'event'} ${eventId} (${where}) belongs here but is not in this request: ${why}. It is in the session log.]`);
-}
 
 export interface ConversationView {
   messages: Message[];
@@ -222,7 +190,7 @@ export class ConversationBuilder {
   /** The blocks a user event adds where it is taken in: [tool results, other blocks]. May throw. */
   private userContent(line: number, e: SessionEvent): [ToolResultBlock[], UserBlock[]] {
     const origin: BlockOrigin = { line, eventId: e.id, eventType: e.type, placeholder: false };
-    const tag = <T extends object>(b: T): T => (origins.set(b, origin), b);
+    const tag = <T extends object>(b: T): T => (tagOrigin(b, origin), b);
     switch (e.type) {
       case 'user.message':
         return [[], (e.content as UserBlock[]).map(tag)];
@@ -265,7 +233,7 @@ export class ConversationBuilder {
 
   private noteBlock(text: string, origin: BlockOrigin): TextBlock {
     const b: TextBlock = { type: 'text', text };
-    origins.set(b, origin);
+    tagOrigin(b, origin);
     return b;
   }
 
@@ -295,7 +263,7 @@ export class ConversationBuilder {
   }
 
   private tagResult(b: ToolResultBlock, origin: BlockOrigin): ToolResultBlock {
-    origins.set(b, origin);
+    tagOrigin(b, origin);
     return b;
   }
 
