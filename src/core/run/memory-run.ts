@@ -27,7 +27,8 @@
  * on) with code memory_over_quota or memory_scan_incomplete, once per run
  * and code.
  */
-import { memoryPromptSection, notVersioned, newScanState, recordContent, scanAndRecord, type ScanState } from '../memory/memory-dir.js';
+import { memoryPromptSection, notVersioned, recordContent } from '../memory/memory-dir.js';
+import { newScanState, scanAndRecord, type ScanState } from '../memory/memory-scan.js';
 import { recordingSandbox } from '../memory/recording-sandbox.js';
 import { memoryVersioned } from '../memory/version-store.js';
 import type { Clock } from '../clock.js';
