@@ -7,7 +7,6 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { wake } from '../../src/core/run/wake.js';
 import { forgetCachedWindows, LogWindow } from '../../src/core/run/log-window.js';
 import { SUMMARY_SECTIONS } from '../../src/core/run/summarize.js';
 import { ModelError, type ModelProvider, type ModelRequest } from '../../src/core/model/provider.js';

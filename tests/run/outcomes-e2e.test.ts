@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { bench, shellWorkspace, textOf, toolResults, writeAgent, NO_SHELL, type Bench } from '../helpers/run.js';
+import { bench, shellWorkspace, toolResults, writeAgent, NO_SHELL, type Bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { whenExists } from '../helpers/home.js';
 import { validateLog } from '../helpers/event-schema.js';

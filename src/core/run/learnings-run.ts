@@ -16,7 +16,6 @@ import type { SessionEvent } from '../schema/index.js';
 import { cutHead } from '../text-cut.js';
 import type { AfterRunHook, PromptSection } from './loop-hooks.js';
 import { toolUseView } from '../kinds/index.js';
-import type { RunContext } from './run-context.js';
 
 /**
  * The learnings section of the run's system prompt (null: none), a prompt

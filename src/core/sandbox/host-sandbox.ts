@@ -26,7 +26,7 @@ import nodePath from 'node:path';
 import { at, fileError, FileError, PathError, readAtMost } from './beneath.js';
 import { replaceBeneath, TOO_LARGE } from './atomic-replace.js';
 import { globBeneath, grepBeneath } from './host-search.js';
-import { ShellSession, type ShellSessionOptions } from './shell-session.js';
+import { ShellSession } from './shell-session.js';
 import { VirtualFs } from './virtual-fs.js';
 import {
   failure,
@@ -46,7 +46,6 @@ import {
   type SandboxFailure,
   type SearchOptions,
   type Written,
-  type SandboxFactory,
   type SandboxSpec,
 } from './sandbox.js';
 

@@ -12,7 +12,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
-import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Redactor } from '../redact.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-file.js';
@@ -20,7 +19,6 @@ import { appendLines } from '../store/jsonl.js';
 import { PtyShell, type ExecResult } from './pty-shell.js';
 import type { SandboxSpec } from './sandbox.js';
 import { runOnce, type OneShotResult } from './one-shot.js';
-import type { Isolation, MountSpec } from './isolation.js';
 
 export const ShellState = z.object({
   cwd: z.string(),
