@@ -10,11 +10,11 @@
  * Target: at the default limit, under 5 ms warm.
  */
 import { SessionStore } from '../src/core/store/session-store.js';
-import { systemDeps } from '../src/core/deps.js';
+import { systemDeps } from '../src/core/foundation/deps.js';
 import { createSession } from '../src/core/create-session.js';
 import { sendMessage } from '../src/core/session-ops.js';
 import { spawnRefusal } from '../src/core/spawn-limits.js';
-import { iso } from '../src/core/clock.js';
+import { iso } from '../src/core/foundation/clock.js';
 import { benchHome, type BenchHome } from './fixtures.js';
 import { median, round, timeSync } from './stats.js';
 

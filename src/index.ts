@@ -3,8 +3,8 @@
  * imports, as `import { wake, SessionStore } from 'openboa'`. Everything else
  * under src/ is internal and may move.
  */
-export { Home, resolveHome, type SessionPaths } from './core/home.js';
-export { systemDeps, type Deps } from './core/deps.js';
+export { Home, resolveHome, type SessionPaths } from './core/foundation/home.js';
+export { systemDeps, type Deps } from './core/foundation/deps.js';
 export { SessionStore, START, type StoreDeps, type Cursor, type EventLines, type FollowOptions } from './core/store/session-store.js';
 export { createSession } from './core/create-session.js';
 export { sendMessage, interruptSession, updateSession, confirmToolUse, answerCustomTool, defineOutcome, scheduleRevisit, sessionStatus, type SessionStatus } from './core/session-ops.js';
@@ -15,7 +15,7 @@ export { watchTurn, type TurnEnd, type WatchTurnOptions } from './core/turn-watc
 export { wake } from './core/run/wake.js';
 export { runUntilSettled } from './core/run/run-until-settled.js';
 export type { Runtime, WakeOptions, WakeResult } from './core/run/run-context.js';
-export { OpenboaError, type ErrorCode } from './core/errors.js';
+export { OpenboaError, type ErrorCode } from './core/foundation/errors.js';
 export { Daemon, type DaemonOptions } from './daemon/daemon.js';
 export { isFailure, type Sandbox, type SandboxFailure, type SandboxCode, type ExecResult, type SandboxFactory, type SandboxSpec } from './core/sandbox/sandbox.js';
 export { hostSandbox, type HostSandboxOptions } from './core/sandbox/host-sandbox.js';

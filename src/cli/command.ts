@@ -5,8 +5,8 @@
  * code only when the command runs.
  */
 import type { Readable } from 'node:stream';
-import type { Home } from '../core/home.js';
-import type { Deps } from '../core/deps.js';
+import type { Home } from '../core/foundation/home.js';
+import type { Deps } from '../core/foundation/deps.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import type { Output } from './output.js';
 

@@ -8,8 +8,8 @@ import path from 'node:path';
 import YAML, { LineCounter } from 'yaml';
 import type * as z from 'zod';
 import { AgentDefinition, EnvironmentDefinition, Script } from './schema/index.js';
-import type { Home } from './home.js';
-import { invalidInput, notFound } from './errors.js';
+import type { Home } from './foundation/home.js';
+import { invalidInput, notFound } from './foundation/errors.js';
 import { checkRoster } from './roster.js';
 
 export interface LoadedAgent {

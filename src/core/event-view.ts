@@ -7,7 +7,7 @@
 import type { ParsedEventLine } from './store/parse-line.js';
 import type { SessionEvent } from './schema/index.js';
 import { DEFAULT_MAX_ITERATIONS, describeContextCut, isPauseEventType, isUserEventType, mcpToolName, outcomeIdOf } from './schema/index.js';
-import { cutHead } from './text-cut.js';
+import { cutHead } from './foundation/text-cut.js';
 
 export type EventView =
   | {

@@ -12,7 +12,7 @@
  * the same while nothing is learned or retired (the prompt cache).
  */
 import fs from 'node:fs';
-import type { Home } from './home.js';
+import type { Home } from './foundation/home.js';
 import { writeFileAtomic } from './store/atomic-file.js';
 import { READ_FLAGS, readAtMost } from './sandbox/beneath.js';
 import { learningsPaths, mergeLearnings, readLearnings, type LearningsNote, type MergedLearning } from './learnings.js';

@@ -11,15 +11,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Clock } from './clock.js';
-import { iso } from './clock.js';
-import type { Home } from './home.js';
-import { uuidv7 } from './ids.js';
-import type { Redactor } from './redact.js';
-import { OpenboaError, notFound } from './errors.js';
+import type { Clock } from './foundation/clock.js';
+import { iso } from './foundation/clock.js';
+import type { Home } from './foundation/home.js';
+import { uuidv7 } from './foundation/ids.js';
+import type { Redactor } from './foundation/redact.js';
+import { OpenboaError, notFound } from './foundation/errors.js';
 import { appendLines, readLines } from './store/jsonl.js';
 import { describeIssues } from './store/parse-line.js';
-import { cutHead } from './text-cut.js';
+import { cutHead } from './foundation/text-cut.js';
 import { LEARNING_ID, LEARNING_TAG, LEARNING_TAG_MAX, LEARNING_TAGS_MAX, LEARNING_TEXT_MAX, LearningEntry, LearningRetire, type LearningKind, type LearningSource } from './schema/index.js';
 
 export interface LearningsPaths {

@@ -13,7 +13,7 @@
  * `every` schedules stay aligned to their first firing (a firing late by a
  * minute does not shift the next ones); cron ones follow the expression.
  */
-import { iso } from './clock.js';
+import { iso } from './foundation/clock.js';
 import { cronNext } from './cron.js';
 import type { Recurrence } from './schema/index.js';
 

@@ -9,7 +9,7 @@
  */
 import { EscalateInput, type SessionEvent } from './schema/index.js';
 import type { SessionStore } from './store/session-store.js';
-import { invalidField, invalidInput } from './errors.js';
+import { invalidField, invalidInput } from './foundation/errors.js';
 import { answerCustomTool } from './session-ops.js';
 import { messageAnswer, pickedAnswer } from './tools/escalate-tool.js';
 

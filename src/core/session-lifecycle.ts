@@ -20,8 +20,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { acquireLease } from './lease.js';
-import { busy, OpenboaError } from './errors.js';
+import { acquireLease } from './foundation/lease.js';
+import { busy, OpenboaError } from './foundation/errors.js';
 import type { SessionEvent } from './schema/index.js';
 import type { SessionStore } from './store/session-store.js';
 import { removeTree } from './store/remove-tree.js';

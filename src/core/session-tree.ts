@@ -12,7 +12,7 @@
 import type { SessionStore } from './store/session-store.js';
 import type { SessionSnapshot, SpawnRefusalReason } from './schema/index.js';
 import { MAX_WALK_SESSIONS } from './delegation-cascade.js';
-import { iso } from './clock.js';
+import { iso } from './foundation/clock.js';
 
 /** Ancestors walked at most: the deepest tree limits.max_spawn_depth allows (a loop in a hand-edited log must not hang a run). */
 const MAX_DEPTH = 64;

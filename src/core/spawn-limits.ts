@@ -17,7 +17,7 @@
  */
 import type { SessionStore } from './store/session-store.js';
 import type { Limits, SessionSnapshot, SpawnRefusalReason } from './schema/index.js';
-import { iso } from './clock.js';
+import { iso } from './foundation/clock.js';
 import { ancestorsOf, interruptedAfter, treeCensus } from './session-tree.js';
 
 /** The window of limits.max_spawns_per_minute. */

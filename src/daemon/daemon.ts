@@ -23,9 +23,9 @@
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import { iso } from '../core/clock.js';
-import { OpenboaError } from '../core/errors.js';
-import { LEASE_STALE_MS } from '../core/lease.js';
+import { iso } from '../core/foundation/clock.js';
+import { OpenboaError } from '../core/foundation/errors.js';
+import { LEASE_STALE_MS } from '../core/foundation/lease.js';
 import { wake } from '../core/run/wake.js';
 import { reportToParent } from '../core/run/child-report.js';
 

@@ -19,7 +19,7 @@
  * injected clock only; this module arms no timers (the daemon's DueScheduler
  * wakes a held session when its hold ends).
  */
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/foundation/clock.js';
 import { backoffMs } from '../core/run/backoff.js';
 import { planRun } from '../core/run/plan.js';
 import type { WakeResult } from '../core/run/run-context.js';

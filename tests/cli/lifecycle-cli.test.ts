@@ -10,9 +10,9 @@ import path from 'node:path';
 import { cliInProcess } from '../helpers/cli.js';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { acquireLease } from '../../src/core/lease.js';
+import { acquireLease } from '../../src/core/foundation/lease.js';
 import { archiveSession } from '../../src/core/session-lifecycle.js';
-import { runIdAfter } from '../../src/core/ids.js';
+import { runIdAfter } from '../../src/core/foundation/ids.js';
 
 test('an archived session is hidden from sessions, never woken by what is appended, says so in status and send; --undo wakes it with what waited', async (t) => {
   const b = await bench(t, { steps: [{ text: 'first answer' }, { text: 'after the archive' }] });

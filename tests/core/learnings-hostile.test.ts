@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { appendLearning, learningsPaths, LEARNINGS_JOURNAL_MAX_BYTES, mergeLearnings, readLearnings, retireLearning, type NewLearning } from '../../src/core/learnings.js';
 import { renderLearnings } from '../../src/core/learnings-file.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { sendMessage } from '../../src/core/session-ops.js';
 import { safeText } from '../../src/cli/safe-text.js';
 import { MAX_LEARNINGS_PER_RUN } from '../../src/core/tools/learn-tool.js';

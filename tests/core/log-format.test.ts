@@ -14,7 +14,7 @@ import { LOG_FORMAT } from '../../src/core/schema/index.js';
 import { STEPS, logFormatOf, migrateEvent, type MigrationStep } from '../../src/core/store/migrations.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';
 import { readLines } from '../../src/core/store/jsonl.js';
-import { OpenboaError } from '../../src/core/errors.js';
+import { OpenboaError } from '../../src/core/foundation/errors.js';
 import { wake } from '../../src/core/run/wake.js';
 import { REPO, tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';

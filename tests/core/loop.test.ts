@@ -17,7 +17,7 @@ import type { TestContext } from 'node:test';
 import fs from 'node:fs';
 import { RunControl } from '../../src/core/run/run-context.js';
 import { RunJournal } from '../../src/core/run/journal.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { unitRun } from '../helpers/unit-run.js';
 

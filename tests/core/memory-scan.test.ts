@@ -19,7 +19,7 @@ import { CHANGED, scanTree } from '../../src/core/memory/tree-scan.js';
 import { startSwapper } from '../helpers/swapper.js';
 import { memoryVersioned, readContent, readVersions, sha256Of } from '../../src/core/memory/version-store.js';
 import { VersionLine } from '../../src/core/schema/index.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 
 const who = { session_id: 'sess', wake_id: 'wrun_1' };
 

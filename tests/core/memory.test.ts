@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { tempHome } from '../helpers/home.js';
 import { ManualClock } from '../helpers/clock.js';
 import { hostSandbox } from '../../src/core/sandbox/host-sandbox.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { isFailure } from '../../src/core/sandbox/sandbox.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { memoryPromptSection, restoreVersion } from '../../src/core/memory/memory-dir.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAgent } from '../../src/core/definitions.js';
-import { OpenboaError } from '../../src/core/errors.js';
+import { OpenboaError } from '../../src/core/foundation/errors.js';
 import { describeEvent } from '../../src/core/event-view.js';
 import { chooseModel } from '../../src/core/run/model-choice.js';
 import { thinkingParam } from '../../src/core/model/thinking.js';

@@ -5,7 +5,7 @@ import { chatMessages, chatToolChoice, modelUsage, reasoningEffort, ReplyAssembl
 import { openaiEndpoint } from '../../src/core/model/openai.js';
 import { MALFORMED_ARGUMENTS, malformedArguments, malformedInputError, parseToolArguments } from '../../src/core/tools/tool-arguments.js';
 import { loadAgent } from '../../src/core/definitions.js';
-import { OpenboaError } from '../../src/core/errors.js';
+import { OpenboaError } from '../../src/core/foundation/errors.js';
 import { tempHome } from '../helpers/home.js';
 
 test('a conversation maps to chat messages: system first, tool results as role: tool, thinking dropped, errors marked', () => {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defineOutcome } from '../../src/core/session-ops.js';
 import { loadAgent } from '../../src/core/definitions.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { readContent, readVersions, sha256Of, substrateVersioned } from '../../src/core/memory/version-store.js';
 import { PROMOTE_MESSAGE_MAX, promoteTool, substrateQuotaRefusal } from '../../src/core/tools/promote-tool.js';

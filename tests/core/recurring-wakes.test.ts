@@ -12,7 +12,7 @@ import { createSession } from '../../src/core/create-session.js';
 import { viewWakes } from '../../src/core/wake-view.js';
 import { planRun } from '../../src/core/run/plan.js';
 import { takenId } from '../../src/core/store/wake-queue-fold.js';
-import { iso } from '../../src/core/clock.js';
+import { iso } from '../../src/core/foundation/clock.js';
 import type { SessionSnapshot } from '../../src/core/schema/index.js';
 import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';

@@ -14,7 +14,7 @@ import { readSessionWindow } from '../../src/core/search/session-window.js';
 import Database from 'better-sqlite3';
 import { readSessionTool, searchSessionsTool } from '../../src/core/tools/search-tools.js';
 import { appendLearning } from '../../src/core/learnings.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { searchBench as setup, SECRET } from '../helpers/search-bench.js';
 
 test('search_sessions redacts at output what an index built without the secrets holds, and learnings are redacted when indexed', async (t) => {

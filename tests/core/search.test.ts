@@ -12,7 +12,7 @@ import type { SessionEvent } from '../../src/core/schema/index.js';
 import { searchDbFile } from '../../src/core/search/search-db.js';
 import { readSessionTool, searchSessionsTool } from '../../src/core/tools/search-tools.js';
 import { appendLearning, retireLearning } from '../../src/core/learnings.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { searchBench as setup, SECRET } from '../helpers/search-bench.js';
 

@@ -17,7 +17,7 @@ import { wake } from '../../src/core/run/wake.js';
 import type { Runtime } from '../../src/core/run/run-context.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';
-import { OpenboaError } from '../../src/core/errors.js';
+import { OpenboaError } from '../../src/core/foundation/errors.js';
 import { ModelError, type ModelProvider } from '../../src/core/model/provider.js';
 import { defaultPrices, priceOf, readPriceTable } from '../../src/core/pricing.js';
 import { roundUsd, type ModelUsage, type SessionEvent } from '../../src/core/schema/index.js';

@@ -11,7 +11,7 @@ import type { ToolContext } from '../../src/core/tools/tool.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { createSession } from '../../src/core/create-session.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { MAX_RECURRING_WAKES } from '../../src/core/tools/wake-tools.js';
 import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';

@@ -20,7 +20,7 @@ import { validateLog } from '../helpers/event-schema.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { createSession } from '../../src/core/create-session.js';
 import { sendMessage } from '../../src/core/session-ops.js';
-import { systemDeps } from '../../src/core/deps.js';
+import { systemDeps } from '../../src/core/foundation/deps.js';
 import { wake } from '../../src/core/run/wake.js';
 import type { Runtime } from '../../src/core/run/run-context.js';
 

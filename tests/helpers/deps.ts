@@ -3,8 +3,8 @@
  * environment, and the production model registry and sandbox (a test that
  * needs a scripted model or the in-memory sandbox passes its own).
  */
-import { systemIds } from '../../src/core/ids.js';
-import type { Deps } from '../../src/core/deps.js';
+import { systemIds } from '../../src/core/foundation/ids.js';
+import type { Deps } from '../../src/core/foundation/deps.js';
 import { builtinModels } from '../../src/core/model/registry.js';
 import { hostSandbox } from '../../src/core/sandbox/host-sandbox.js';
 import { ManualClock } from './clock.js';

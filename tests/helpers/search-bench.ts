@@ -14,7 +14,7 @@ import { parseEventLine } from '../../src/core/store/parse-line.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import { SessionSearch } from '../../src/core/search/session-search.js';
 import type { ToolContext } from '../../src/core/tools/tool.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { tempHome } from './home.js';
 import { testDeps } from './deps.js';
 import { queuedModel, type Reply } from './queued-model.js';

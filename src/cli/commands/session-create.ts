@@ -1,5 +1,5 @@
 import { listAgents, listEnvironments } from '../../core/definitions.js';
-import { OpenboaError, notFound } from '../../core/errors.js';
+import { OpenboaError, notFound } from '../../core/foundation/errors.js';
 import { createSession } from '../../core/create-session.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 

@@ -3,7 +3,7 @@ import { waitingLines } from '../waiting-lines.js';
 import { sessionStatus } from '../../core/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { cacheReadShare, describeContextCut, type SessionSnapshot } from '../../core/schema/index.js';
-import { cutHead } from '../../core/text-cut.js';
+import { cutHead } from '../../core/foundation/text-cut.js';
 import { TAIL_GRACE_MS } from '../../core/store/jsonl.js';
 import { redactFor } from '../session-redactor.js';
 import { escalationsOf } from '../../core/resolve-escalation.js';

@@ -20,14 +20,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { iso, type Clock } from '../clock.js';
-import type { Home } from '../home.js';
+import { iso, type Clock } from '../foundation/clock.js';
+import type { Home } from '../foundation/home.js';
 import { MEMORY_DOCUMENT_MAX_BYTES, type MemorySettings, type VersionLine, type VersionOp } from '../schema/index.js';
 import { READ_FLAGS } from '../sandbox/beneath.js';
 import { replaceBeneath } from '../sandbox/atomic-replace.js';
 import type { MountSpec } from '../sandbox/isolation.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
-import { Redactor } from '../redact.js';
+import { Redactor } from '../foundation/redact.js';
 import { appendVersion, memoryVersioned, readContent, storeContent, substrateVersioned, withLogLock, type VersionedDir } from './version-store.js';
 
 /** Whether a path of memory/ is left out of the versions (derived: LEARNINGS.md). */

@@ -6,11 +6,11 @@
  * are memory-dir.ts's.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { iso, type Clock } from '../clock.js';
+import { iso, type Clock } from '../foundation/clock.js';
 import { DIRECTORY_PATH, MEMORY_DOCUMENT_MAX_BYTES, type VersionLine, type VersionOp } from '../schema/index.js';
 import { TEMP_NAME } from '../sandbox/atomic-replace.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
-import { Redactor } from '../redact.js';
+import { Redactor } from '../foundation/redact.js';
 import { RACY_MS, scanTree, type ScannedFile } from './tree-scan.js';
 import { dirMemo, type DirMemo } from './dir-memo.js';
 import { notVersioned, type Who } from './memory-dir.js';

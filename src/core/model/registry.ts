@@ -5,7 +5,7 @@
  * engine). A new engine is one more entry, not an edit of the run
  * (docs/providers.md).
  */
-import type { Home } from '../home.js';
+import type { Home } from '../foundation/home.js';
 import type { LoadedAgent } from '../definitions.js';
 import { loadScript } from '../definitions.js';
 import { anthropicProvider } from './anthropic.js';

@@ -20,7 +20,7 @@
  * left out. Never throws.
  */
 import { listEnvironments, loadAgent, loadEnvironment } from '../definitions.js';
-import type { Home } from '../home.js';
+import type { Home } from '../foundation/home.js';
 import { resolveMcpServers } from '../mcp/mcp-hub.js';
 import { builtinModels, type ModelRegistry } from '../model/registry.js';
 import { mergeSecrets, resolveSecrets } from './environment.js';

@@ -5,7 +5,7 @@
  * what it makes; the fitting (fit-window.ts) reads the tags to name what it
  * must leave out.
  */
-import { cutHead, wellFormed } from '../text-cut.js';
+import { cutHead, wellFormed } from '../foundation/text-cut.js';
 
 /** Where a user-side block of the conversation came from. */
 export interface BlockOrigin {

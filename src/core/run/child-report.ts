@@ -18,7 +18,7 @@
  */
 import type { AfterCloseHook } from './loop-hooks.js';
 import { parseEventLine } from '../store/parse-line.js';
-import { cutTail } from '../text-cut.js';
+import { cutTail } from '../foundation/text-cut.js';
 import type { NewEvent, SessionSnapshot } from '../schema/index.js';
 import type { Runtime } from './run-context.js';
 

@@ -26,7 +26,7 @@
 import type { Message, ModelProvider, ModelRequest } from '../model/provider.js';
 import type { NewEvent, SessionSnapshot } from '../schema/index.js';
 import { estimateTokens } from './token-budget.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 import { digestOf } from './compaction.js';
 import { pruneTurns, vitalOf } from './context-prune.js';
 import { summaryNote } from './fit-opening.js';

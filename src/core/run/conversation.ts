@@ -31,7 +31,7 @@
  */
 import { isUserEventType, type SessionEvent, type TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
-import { wellFormed, wellFormedDeep } from '../text-cut.js';
+import { wellFormed, wellFormedDeep } from '../foundation/text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
 import { conversationKind } from '../kinds/index.js';

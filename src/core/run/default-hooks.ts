@@ -5,7 +5,7 @@
  * capability adds its hook to the list defaultHooks() returns; the loop does
  * not change.
  */
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { PendingWake } from '../schema/index.js';
 import { backoffMs } from './backoff.js';

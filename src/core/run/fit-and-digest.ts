@@ -16,7 +16,7 @@
  */
 import type { ModelRequest } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
-import { wellFormed, wellFormedDeep } from '../text-cut.js';
+import { wellFormed, wellFormedDeep } from '../foundation/text-cut.js';
 import type { ConversationView } from './conversation.js';
 import { awaitsModel } from './message-repair.js';
 import { estimateTokens } from './token-budget.js';

@@ -21,7 +21,7 @@ import { isFailure } from '../sandbox/sandbox.js';
 import { ModelError, type ModelProvider, type ModelRequest } from '../model/provider.js';
 import { modelSchema, type ToolDefinition } from '../tools/catalog.js';
 import { randomBytes } from 'node:crypto';
-import { cutHead, cutTail, wellFormed } from '../text-cut.js';
+import { cutHead, cutTail, wellFormed } from '../foundation/text-cut.js';
 import type { RunContext } from './run-context.js';
 
 /** Characters of a failed check's output the explanation keeps (its tail). */

@@ -14,7 +14,7 @@
  *  - A tool use that will not run gets its error result through
  *    toolErrors(), one line of text for all of them.
  */
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../foundation/redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { ModelUsage, NewEvent, NewWakeScheduled, SessionEvent } from '../schema/index.js';
 import type { Ending, RunControl, RunUsage, Runtime } from './run-context.js';

@@ -13,7 +13,7 @@
 import { appendLearning, hasLearningFrom, learningsPaths, readLearnings } from '../learnings.js';
 import { renderLearningsFile } from '../learnings-file.js';
 import type { SessionEvent } from '../schema/index.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 import type { AfterRunHook, PromptSection } from './loop-hooks.js';
 import { toolUseView } from '../kinds/index.js';
 

@@ -21,7 +21,7 @@
  * anything the model or a tool does. The hooks are documented in
  * loop-hooks.ts; the loop owns only their order.
  */
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { cacheReadShare, type NewEvent, type SessionEvent } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
 import type { LoopHooks, RunObserver, Turn, TurnVerdict } from './loop-hooks.js';

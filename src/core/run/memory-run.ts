@@ -31,9 +31,9 @@ import { memoryPromptSection, notVersioned, recordContent } from '../memory/memo
 import { newScanState, scanAndRecord, type ScanState } from '../memory/memory-scan.js';
 import { recordingSandbox } from '../memory/recording-sandbox.js';
 import { memoryVersioned } from '../memory/version-store.js';
-import type { Clock } from '../clock.js';
-import type { Home } from '../home.js';
-import type { Redactor } from '../redact.js';
+import type { Clock } from '../foundation/clock.js';
+import type { Home } from '../foundation/home.js';
+import type { Redactor } from '../foundation/redact.js';
 import type { MemorySettings } from '../schema/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { VersionLine } from '../schema/index.js';

@@ -8,7 +8,7 @@
  * describe the run as it starts.
  */
 import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions.js';
-import type { Lease } from '../lease.js';
+import type { Lease } from '../foundation/lease.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import { ToolCatalog } from '../tools/catalog.js';

@@ -26,10 +26,10 @@
  * When the run has no model request left for the revision, a revisit due
  * now carries it into a follow-up run the daemon picks up.
  */
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { ZERO_USAGE, type ModelUsage, type NewEvent, type OpenOutcome, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { ModelProvider } from '../model/provider.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 import type { AfterRunHook, AfterTurnHook, RunService, Steering, Turn, TurnVerdict } from './loop-hooks.js';
 import { endingForAbort } from './loop.js';
 import type { RunJournal } from './journal.js';

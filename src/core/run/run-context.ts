@@ -4,8 +4,8 @@
  * cuts a run short, how a run ends (Ending), and the record wake() returns.
  * What a run writes and counts lives in the RunJournal (journal.ts).
  */
-import type { Home, SessionPaths } from '../home.js';
-import type { Deps } from '../deps.js';
+import type { Home, SessionPaths } from '../foundation/home.js';
+import type { Deps } from '../foundation/deps.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { LoadedAgent, LoadedEnvironment } from '../definitions.js';
 import type { EvaluationResult, ModelUsage, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';

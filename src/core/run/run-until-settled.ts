@@ -9,7 +9,7 @@
  * runs, so a session that keeps finding work (a revisit due every time)
  * cannot hold the caller forever.
  */
-import { OpenboaError } from '../errors.js';
+import { OpenboaError } from '../foundation/errors.js';
 import { planRun } from './plan.js';
 import type { Runtime, WakeResult } from './run-context.js';
 import { wake } from './wake.js';

@@ -24,11 +24,11 @@
  * settle.ts. Model and tool failures are data in the log; wake() only
  * throws `busy` and `not_found`, before it has written anything.
  */
-import { iso } from '../clock.js';
-import { acquireLease, type Lease } from '../lease.js';
-import { runIdAfter } from '../ids.js';
-import { OpenboaError } from '../errors.js';
-import { Redactor } from '../redact.js';
+import { iso } from '../foundation/clock.js';
+import { acquireLease, type Lease } from '../foundation/lease.js';
+import { runIdAfter } from '../foundation/ids.js';
+import { OpenboaError } from '../foundation/errors.js';
+import { Redactor } from '../foundation/redact.js';
 import { drainInbox } from '../store/inbox.js';
 import { INBOX_REPORT_CODE } from '../store/fold.js';
 import type { PendingWake, SessionSnapshot } from '../schema/index.js';

@@ -20,9 +20,9 @@ import type * as Pty from 'node-pty';
 /** node-pty, loaded when the first shell starts (a native module: processes that never start a shell never load it). */
 let ptyModule: Promise<typeof Pty> | null = null;
 const loadPty = () => (ptyModule ??= import('node-pty'));
-import type { Clock } from '../clock.js';
+import type { Clock } from '../foundation/clock.js';
 import type { ExecResult as SandboxExecResult } from './sandbox.js';
-import { cutHead, cutTail } from '../text-cut.js';
+import { cutHead, cutTail } from '../foundation/text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
 import { assignLines, CHUNK, ENV_REPORT_MAX, exportScript, parseEnv } from './shell-env.js';
 import { killSession } from './kill-session.js';

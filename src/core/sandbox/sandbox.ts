@@ -45,8 +45,8 @@
  *   the byte budget) go back as data, and the tools word them.
  */
 import type { Isolation, MountSpec } from './isolation.js';
-import type { Redactor } from '../redact.js';
-import type { Clock } from '../clock.js';
+import type { Redactor } from '../foundation/redact.js';
+import type { Clock } from '../foundation/clock.js';
 
 /** Why an operation failed: an errno name for what the file system said, or one of the named cases. */
 export type SandboxCode =

@@ -12,8 +12,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
-import { iso } from '../clock.js';
-import type { Redactor } from '../redact.js';
+import { iso } from '../foundation/clock.js';
+import type { Redactor } from '../foundation/redact.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-file.js';
 import { appendLines } from '../store/jsonl.js';
 import { PtyShell, type ExecResult } from './pty-shell.js';

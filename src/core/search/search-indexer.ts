@@ -35,7 +35,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Statement, Transaction } from 'better-sqlite3';
 import { DEFINITION_ID, LearningEntry, LearningRetire, type SessionEvent } from '../schema/index.js';
-import { OpenboaError } from '../errors.js';
+import { OpenboaError } from '../foundation/errors.js';
 import { SessionRedactors } from './session-redactors.js';
 import { learningsPaths, merged } from '../learnings.js';
 import { readLines, START, type Cursor } from '../store/jsonl.js';

@@ -4,8 +4,8 @@
  * parsed in the log's format and folded (fold.ts, wake-queue-fold.ts). Reads
  * the files, never writes them; SessionStore decides what to keep.
  */
-import { iso } from '../clock.js';
-import type { SessionPaths } from '../home.js';
+import { iso } from '../foundation/clock.js';
+import type { SessionPaths } from '../foundation/home.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
 import { readLines } from './jsonl.js';

@@ -11,7 +11,7 @@
  */
 import { SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
-import { RUN_ID } from '../ids.js';
+import { RUN_ID } from '../foundation/ids.js';
 import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
 import { nextWakeAt, takeWakes } from './wake-queue-fold.js';
 import { addUsage } from './add-usage.js';

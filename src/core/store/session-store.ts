@@ -20,10 +20,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
-import { iso } from '../clock.js';
-import { sessionPaths, type Home, type SessionPaths } from '../home.js';
-import { notFound } from '../errors.js';
-import { Redactor } from '../redact.js';
+import { iso } from '../foundation/clock.js';
+import { sessionPaths, type Home, type SessionPaths } from '../foundation/home.js';
+import { notFound } from '../foundation/errors.js';
+import { Redactor } from '../foundation/redact.js';
 import { readFirstLine, readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';

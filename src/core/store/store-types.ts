@@ -3,9 +3,9 @@
  * (StoreDeps, StoreOptions), what a session is created with, how an append
  * and a snapshot are asked for, and the lines a read returns.
  */
-import type { Clock } from '../clock.js';
-import type { Ids } from '../ids.js';
-import type { Redactor } from '../redact.js';
+import type { Clock } from '../foundation/clock.js';
+import type { Ids } from '../foundation/ids.js';
+import type { Redactor } from '../foundation/redact.js';
 import type { SessionOverrides } from '../schema/index.js';
 import type { FsyncPolicy, SyncFd } from './durability.js';
 import type { Cursor } from './jsonl.js';

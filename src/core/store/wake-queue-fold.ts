@@ -55,7 +55,7 @@
  * twice is, from scratch, taken once).
  */
 import type { PendingWake, SessionSnapshot, WakeRecord } from '../schema/index.js';
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { firingId, nextFiring, parseFiringId } from '../recurrence.js';
 
 /** The part of a snapshot the wake queue's fold owns. */

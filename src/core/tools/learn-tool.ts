@@ -9,7 +9,7 @@
 import { LearnInput } from '../schema/index.js';
 import { appendLearning } from '../learnings.js';
 import { renderLearningsFile } from '../learnings-file.js';
-import { OpenboaError } from '../errors.js';
+import { OpenboaError } from '../foundation/errors.js';
 import { fail, ok, type Tool } from './tool.js';
 
 export const LEARN_DESCRIPTION =

@@ -25,7 +25,7 @@
  * order rules out.
  */
 import path from 'node:path';
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { PROMOTE_MAX_FILE_BYTES, PromoteInput, VersionLine, VersionPath, type SessionSnapshot } from '../schema/index.js';
 import { isFailure } from '../sandbox/sandbox.js';
 import { replaceBeneath } from '../sandbox/atomic-replace.js';

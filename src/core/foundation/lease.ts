@@ -18,7 +18,7 @@ import os from 'node:os';
 import * as z from 'zod';
 import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
-import { writeJsonAtomic } from './store/atomic-file.js';
+import { writeJsonAtomic } from '../store/atomic-file.js';
 
 /** A dead holder's lease is taken over after this long without a refresh. */
 export const LEASE_STALE_MS = 10_000;

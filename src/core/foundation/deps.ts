@@ -7,15 +7,15 @@
  */
 import { systemClock, type Clock } from './clock.js';
 import { systemIds, type Ids } from './ids.js';
-import { builtinModels, type ModelRegistry } from './model/registry.js';
-import type { SandboxFactory } from './sandbox/sandbox.js';
+import { builtinModels, type ModelRegistry } from '../model/registry.js';
+import type { SandboxFactory } from '../sandbox/sandbox.js';
 
 /**
  * This machine's sandbox, loaded with the first run that needs one: a
  * process that never runs a session (most CLI commands) never loads the
  * shell, the pty or the file walk.
  */
-const hostSandbox: SandboxFactory = async (spec) => (await import('./sandbox/host-sandbox.js')).hostSandbox(spec);
+const hostSandbox: SandboxFactory = async (spec) => (await import('../sandbox/host-sandbox.js')).hostSandbox(spec);
 
 export interface Deps {
   clock: Clock;
