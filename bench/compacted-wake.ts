@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { appendLines } from '../src/core/store/jsonl.js';
 import { wake } from '../src/core/run/wake.js';
 import { forgetCachedWindows } from '../src/core/run/log-window.js';
-import { sendMessage } from '../src/core/session-ops.js';
+import { sendMessage } from '../src/core/ops/session-ops.js';
 import { systemDeps } from '../src/core/foundation/deps.js';
 import { builtinModels } from '../src/core/model/registry.js';
 import { runProof } from '../src/core/store/run-key.js';

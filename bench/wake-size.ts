@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { appendLines } from '../src/core/store/jsonl.js';
 import { wake } from '../src/core/run/wake.js';
-import { sendMessage } from '../src/core/session-ops.js';
+import { sendMessage } from '../src/core/ops/session-ops.js';
 import { systemDeps } from '../src/core/foundation/deps.js';
 import { benchHome, conversationLines } from './fixtures.js';
 import { runProof } from '../src/core/store/run-key.js';

@@ -6,12 +6,12 @@
 export { Home, resolveHome, type SessionPaths } from './core/foundation/home.js';
 export { systemDeps, type Deps } from './core/foundation/deps.js';
 export { SessionStore, START, type StoreDeps, type Cursor, type EventLines, type FollowOptions } from './core/store/session-store.js';
-export { createSession } from './core/create-session.js';
-export { sendMessage, interruptSession, updateSession, confirmToolUse, answerCustomTool, defineOutcome, scheduleRevisit, sessionStatus, type SessionStatus } from './core/session-ops.js';
-export { resolveEscalation } from './core/resolve-escalation.js';
-export { pauseSession, resumeSession } from './core/pause-ops.js';
-export { archiveSession, deleteSession } from './core/session-lifecycle.js';
-export { watchTurn, type TurnEnd, type WatchTurnOptions } from './core/turn-watch.js';
+export { createSession } from './core/ops/create-session.js';
+export { sendMessage, interruptSession, updateSession, confirmToolUse, answerCustomTool, defineOutcome, scheduleRevisit, sessionStatus, type SessionStatus } from './core/ops/session-ops.js';
+export { resolveEscalation } from './core/ops/resolve-escalation.js';
+export { pauseSession, resumeSession } from './core/ops/pause-ops.js';
+export { archiveSession, deleteSession } from './core/ops/session-lifecycle.js';
+export { watchTurn, type TurnEnd, type WatchTurnOptions } from './core/ops/turn-watch.js';
 export { wake } from './core/run/wake.js';
 export { runUntilSettled } from './core/run/run-until-settled.js';
 export type { Runtime, WakeOptions, WakeResult } from './core/run/run-context.js';

@@ -5,7 +5,7 @@
  * `openboa doctor`.
  */
 import path from 'node:path';
-import { listAgents, listEnvironments, loadAgent, loadEnvironment } from '../core/definitions.js';
+import { listAgents, listEnvironments, loadAgent, loadEnvironment } from '../core/definitions/definitions.js';
 import type { Home } from '../core/foundation/home.js';
 import type { AgentDefinition, EnvironmentDefinition } from '../core/schema/index.js';
 

@@ -12,7 +12,7 @@ import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { Home } from '../../src/core/foundation/home.js';
 import type { ModelUsage } from '../../src/core/schema/index.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadAgent, loadEnvironment, loadScript, listAgents } from '../../src/core/definitions.js';
+import { loadAgent, loadEnvironment, loadScript, listAgents } from '../../src/core/definitions/definitions.js';
 import { OpenboaError } from '../../src/core/foundation/errors.js';
 import { tempHome } from '../helpers/home.js';
 

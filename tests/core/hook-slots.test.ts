@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sendMessage } from '../../src/core/session-ops.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
 import type { Bound, RunObserver } from '../../src/core/run/loop-hooks.js';
 import { unitRun } from '../helpers/unit-run.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { LOG_FORMAT } from '../../src/core/schema/index.js';
 import { STEPS, logFormatOf, migrateEvent, type MigrationStep } from '../../src/core/store/migrations.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';

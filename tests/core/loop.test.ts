@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sendMessage } from '../../src/core/session-ops.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
 import type { WakeOptions } from '../../src/core/run/run-context.js';
 import { repeatGuard, REPEAT_STOP, REPEAT_WARN } from '../../src/core/run/tool-policy.js';
 import { emptyReplyGuard, EMPTY_STOP } from '../../src/core/run/default-hooks.js';

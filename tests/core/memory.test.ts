@@ -19,8 +19,8 @@ import { memoryPromptSection, restoreVersion } from '../../src/core/memory/memor
 import { newScanState, scanAndRecord } from '../../src/core/memory/memory-scan.js';
 import { memoryVersioned, readContent, readVersions, sha256Of } from '../../src/core/memory/version-store.js';
 import { DEFAULT_MEMORY_SETTINGS, MEMORY_DOCUMENT_MAX_BYTES, MemorySettings } from '../../src/core/schema/index.js';
-import { appendLearning } from '../../src/core/learnings.js';
-import { renderLearningsFile } from '../../src/core/learnings-file.js';
+import { appendLearning } from '../../src/core/memory/learnings.js';
+import { renderLearningsFile } from '../../src/core/memory/learnings-file.js';
 import { recordingSandbox } from '../../src/core/memory/recording-sandbox.js';
 import { cliInProcess } from '../helpers/cli.js';
 

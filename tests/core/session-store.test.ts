@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { UUID_V7 } from '../../src/core/schema/index.js';
 import { openActions } from '../../src/core/store/fold.js';
 import { tempHome } from '../helpers/home.js';

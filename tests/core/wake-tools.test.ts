@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { ToolCatalog } from '../../src/core/tools/catalog.js';
 import type { ToolContext } from '../../src/core/tools/tool.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { Redactor } from '../../src/core/foundation/redact.js';
 import { MAX_RECURRING_WAKES } from '../../src/core/tools/wake-tools.js';

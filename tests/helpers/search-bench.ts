@@ -6,8 +6,8 @@
 import type { TestContext } from 'node:test';
 import YAML from 'yaml';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
-import { loadAgent } from '../../src/core/definitions.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { loadAgent } from '../../src/core/definitions/definitions.js';
 import type { Runtime } from '../../src/core/run/run-context.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';

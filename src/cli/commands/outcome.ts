@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { defineOutcome } from '../../core/session-ops.js';
+import { defineOutcome } from '../../core/ops/session-ops.js';
 import { OpenboaError } from '../../core/foundation/errors.js';
 import { MAX_ITERATIONS, outcomeIdOf } from '../../core/schema/index.js';
 import { UsageError, type CliContext, type CommandInput, type FlagValue } from '../command.js';

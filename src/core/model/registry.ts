@@ -6,8 +6,8 @@
  * (docs/providers.md).
  */
 import type { Home } from '../foundation/home.js';
-import type { LoadedAgent } from '../definitions.js';
-import { loadScript } from '../definitions.js';
+import type { LoadedAgent } from '../definitions/definitions.js';
+import { loadScript } from '../definitions/definitions.js';
 import { anthropicProvider } from './anthropic.js';
 import { openaiProvider } from './openai.js';
 import { scriptedProvider } from './scripted.js';

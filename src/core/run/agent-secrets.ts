@@ -19,7 +19,7 @@
  * it cannot know and does not redact. A definition that does not load is
  * left out. Never throws.
  */
-import { listEnvironments, loadAgent, loadEnvironment } from '../definitions.js';
+import { listEnvironments, loadAgent, loadEnvironment } from '../definitions/definitions.js';
 import type { Home } from '../foundation/home.js';
 import { resolveMcpServers } from '../mcp/mcp-hub.js';
 import { builtinModels, type ModelRegistry } from '../model/registry.js';

@@ -37,7 +37,7 @@ import type { ContextStrategy } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import { runModel } from './model-choice.js';
-import { requestCost } from '../pricing.js';
+import { requestCost } from '../definitions/pricing.js';
 
 /** VITAL lines carried after a summary at most (the newest). */
 export const MAX_VITAL_LINES = 64;

@@ -14,7 +14,7 @@ import type { EnvironmentDefinition, MemorySettings, SessionOverrides } from '..
 import { agentMounts } from '../memory/memory-dir.js';
 import type { Home, SessionPaths } from '../foundation/home.js';
 import { Redactor } from '../foundation/redact.js';
-import { loadEnvironment } from '../definitions.js';
+import { loadEnvironment } from '../definitions/definitions.js';
 import { choosePosture, probeCapabilities, type MountSpec, type Posture } from '../sandbox/isolation.js';
 
 export interface RunEnvironment {

@@ -14,8 +14,8 @@
  * Children never have one (their parent drives them).
  */
 import { iso } from '../foundation/clock.js';
-import { loadAgent } from '../definitions.js';
-import { firstFiringFrom } from '../recurrence.js';
+import { loadAgent } from '../definitions/definitions.js';
+import { firstFiringFrom } from '../schedule/recurrence.js';
 import { recurrenceOf, sameRecurrence, type HeartbeatSettings, type SessionSnapshot } from '../schema/index.js';
 import type { Runtime } from './run-context.js';
 

@@ -19,7 +19,7 @@ import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import type { RunPlan } from './plan.js';
 import type { RunGate } from './loop-hooks.js';
-import { ancestorsOf, interruptedAfter } from '../session-tree.js';
+import { ancestorsOf, interruptedAfter } from '../delegation/session-tree.js';
 
 /**
  * Whether an ancestor's interrupt is newer than the work this run would

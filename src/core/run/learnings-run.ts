@@ -10,8 +10,8 @@
  * after settling the denial (its confirmation still in the log's recent
  * window) writes it once, not twice.
  */
-import { appendLearning, hasLearningFrom, learningsPaths, readLearnings } from '../learnings.js';
-import { renderLearningsFile } from '../learnings-file.js';
+import { appendLearning, hasLearningFrom, learningsPaths, readLearnings } from '../memory/learnings.js';
+import { renderLearningsFile } from '../memory/learnings-file.js';
 import type { SessionEvent } from '../schema/index.js';
 import { cutHead } from '../foundation/text-cut.js';
 import type { AfterRunHook, PromptSection } from './loop-hooks.js';

@@ -13,7 +13,7 @@ import type { ToolOutput } from '../tools/tool.js';
 import type { ConversationView } from './conversation.js';
 import type { RunJournal, RetryStatus } from './journal.js';
 import type { Ending, RunContext, Runtime } from './run-context.js';
-import type { LoadedAgent } from '../definitions.js';
+import type { LoadedAgent } from '../definitions/definitions.js';
 import type { RunEnvironment } from './environment.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { RunPlan } from './plan.js';

@@ -30,7 +30,7 @@ import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import { runTool } from './tool-policy.js';
 import { modelRequestStart, requestSettings } from './model-choice.js';
-import { requestCost } from '../pricing.js';
+import { requestCost } from '../definitions/pricing.js';
 
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 

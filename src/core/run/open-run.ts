@@ -7,7 +7,7 @@
  * signal, a lost lease, the run's deadline). Also the runtime/ files that
  * describe the run as it starts.
  */
-import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions.js';
+import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions/definitions.js';
 import type { Lease } from '../foundation/lease.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';

@@ -35,7 +35,7 @@ import { endingForAbort } from './loop.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import { graderModel, runCheck, runRubric } from './graders.js';
-import { requestCost } from '../pricing.js';
+import { requestCost } from '../definitions/pricing.js';
 import { nudgedLast } from './guard-log.js';
 
 /** At most this long between two signs of life of an evaluation (span.outcome_evaluation_ongoing). */

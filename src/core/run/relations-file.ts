@@ -5,7 +5,7 @@
  * so the children spawned or reported during the run are in it. A cache,
  * rebuilt from the parent's log and each child's session.json.
  */
-import { relationsOf } from '../children-view.js';
+import { relationsOf } from '../views/children-view.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import type { AfterRunHook, RunService } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';

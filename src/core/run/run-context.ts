@@ -7,7 +7,7 @@
 import type { Home, SessionPaths } from '../foundation/home.js';
 import type { Deps } from '../foundation/deps.js';
 import type { SessionStore } from '../store/session-store.js';
-import type { LoadedAgent, LoadedEnvironment } from '../definitions.js';
+import type { LoadedAgent, LoadedEnvironment } from '../definitions/definitions.js';
 import type { EvaluationResult, ModelUsage, SessionEvent, SessionSnapshot, SessionStatus, StopReason, Trigger } from '../schema/index.js';
 import type { RunEnvironment } from './environment.js';
 import type { ToolCatalog } from '../tools/catalog.js';

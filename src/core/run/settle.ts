@@ -5,7 +5,7 @@
  * (closeForInterrupt, finishInterrupt). Each is safe to redo after a crash:
  * it writes only what the log does not say yet.
  */
-import { cascadeInterrupt } from '../delegation-cascade.js';
+import { cascadeInterrupt } from '../delegation/delegation-cascade.js';
 import type { PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
 import type { ToolPolicy } from './loop-hooks.js';

@@ -18,7 +18,7 @@
 import type { RunEnvironment } from './environment.js';
 import type { PromptSection } from './loop-hooks.js';
 import type { PendingWake } from '../schema/index.js';
-import { describeRecurrence } from '../recurrence.js';
+import { describeRecurrence } from '../schedule/recurrence.js';
 
 /** Facts that hold for the whole session: they belong in the (cached) system prompt. */
 export interface SessionFacts {

@@ -13,7 +13,7 @@ import type { SessionSnapshot } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import type { Bound } from './loop-hooks.js';
-import { loadAgent } from '../definitions.js';
+import { loadAgent } from '../definitions/definitions.js';
 import { runSlot } from './run-state.js';
 
 const BUDGETS = runSlot<{ budgets: Budgeted[] | null }>('tree budgets', () => ({ budgets: null }));

@@ -9,7 +9,7 @@
  * span saying it. A cache like every runtime/ file: rebuilt from the log
  * (usage) and the definitions (prices) at the next run.
  */
-import { defaultPrices, priceOf } from '../pricing.js';
+import { defaultPrices, priceOf } from '../definitions/pricing.js';
 import type { AgentDefinition } from '../schema/index.js';
 import type { AfterRunHook } from './loop-hooks.js';
 import { graderModel } from './graders.js';

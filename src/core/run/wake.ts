@@ -33,7 +33,7 @@ import { drainInbox } from '../store/inbox.js';
 import { INBOX_REPORT_CODE } from '../store/fold.js';
 import type { PendingWake, SessionSnapshot } from '../schema/index.js';
 import { takenId } from '../store/wake-queue-fold.js';
-import { nextFiring } from '../recurrence.js';
+import { nextFiring } from '../schedule/recurrence.js';
 import { createdAtOf, planRun, type RunPlan } from './plan.js';
 import { runContext } from './system-prompt.js';
 import { RunJournal } from './journal.js';

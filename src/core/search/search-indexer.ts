@@ -37,7 +37,7 @@ import type { Statement, Transaction } from 'better-sqlite3';
 import { DEFINITION_ID, LearningEntry, LearningRetire, type SessionEvent } from '../schema/index.js';
 import { OpenboaError } from '../foundation/errors.js';
 import { SessionRedactors } from './session-redactors.js';
-import { learningsPaths, merged } from '../learnings.js';
+import { learningsPaths, merged } from '../memory/learnings.js';
 import { readLines, START, type Cursor } from '../store/jsonl.js';
 import type { SessionStore } from '../store/session-store.js';
 import { indexedText } from './event-text.js';

@@ -22,7 +22,7 @@ import {
 import { lineEventId, lineWakeId } from '../foundation/ids.js';
 import { migrateEvent } from './migrations.js';
 import { iso } from '../foundation/clock.js';
-import { firstFiring } from '../recurrence.js';
+import { firstFiring } from '../schedule/recurrence.js';
 import { cutHead } from '../foundation/text-cut.js';
 import type { RawLine } from './jsonl.js';
 

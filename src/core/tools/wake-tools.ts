@@ -6,7 +6,7 @@
  */
 import { iso } from '../foundation/clock.js';
 import { CancelWakeInput, ListWakesInput, ScheduleWakeInput, recurrenceOf } from '../schema/index.js';
-import { describeRecurrence, firstFiringFrom } from '../recurrence.js';
+import { describeRecurrence, firstFiringFrom } from '../schedule/recurrence.js';
 import { fail, ok, type Tool } from './tool.js';
 
 /** More pending revisits than this is almost certainly a loop. */

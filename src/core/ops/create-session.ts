@@ -3,9 +3,9 @@
  * environment definitions (and so the YAML parser), kept apart from
  * session-ops.ts so the others load without them.
  */
-import { loadAgent, loadEnvironment } from './definitions.js';
-import type { SessionStore } from './store/session-store.js';
-import type { SessionSnapshot } from './schema/index.js';
+import { loadAgent, loadEnvironment } from '../definitions/definitions.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { SessionSnapshot } from '../schema/index.js';
 
 export interface CreateInput {
   agent: string;

@@ -7,9 +7,9 @@
  */
 import fs from 'node:fs';
 import YAML, { LineCounter } from 'yaml';
-import type { Home } from './foundation/home.js';
-import type { AgentDefinition } from './schema/index.js';
-import { invalidInput } from './foundation/errors.js';
+import type { Home } from '../foundation/home.js';
+import type { AgentDefinition } from '../schema/index.js';
+import { invalidInput } from '../foundation/errors.js';
 
 /** The agent ids `agentId` may spawn; [] without a roster. */
 export function rosterOf(agentId: string, def: Pick<AgentDefinition, 'delegates'>): string[] {

@@ -4,10 +4,10 @@
  * time of the session.status_running that took them in; null while pending),
  * and bad lines shown where they are, with the error the runtime reported.
  */
-import type { ParsedEventLine } from './store/parse-line.js';
-import type { SessionEvent } from './schema/index.js';
-import { DEFAULT_MAX_ITERATIONS, describeContextCut, isPauseEventType, isUserEventType, mcpToolName, outcomeIdOf } from './schema/index.js';
-import { cutHead } from './foundation/text-cut.js';
+import type { ParsedEventLine } from '../store/parse-line.js';
+import type { SessionEvent } from '../schema/index.js';
+import { DEFAULT_MAX_ITERATIONS, describeContextCut, isPauseEventType, isUserEventType, mcpToolName, outcomeIdOf } from '../schema/index.js';
+import { cutHead } from '../foundation/text-cut.js';
 
 export type EventView =
   | {

@@ -7,11 +7,11 @@
  * (answerCustomTool), whose text names the option picked or carries the
  * message. Also what `status` shows of a waiting escalation.
  */
-import { EscalateInput, type SessionEvent } from './schema/index.js';
-import type { SessionStore } from './store/session-store.js';
-import { invalidField, invalidInput } from './foundation/errors.js';
+import { EscalateInput, type SessionEvent } from '../schema/index.js';
+import type { SessionStore } from '../store/session-store.js';
+import { invalidField, invalidInput } from '../foundation/errors.js';
 import { answerCustomTool } from './session-ops.js';
-import { messageAnswer, pickedAnswer } from './tools/escalate-tool.js';
+import { messageAnswer, pickedAnswer } from '../tools/escalate-tool.js';
 
 export type EscalationAnswer = { pick: number } | { message: string };
 

@@ -11,16 +11,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Clock } from './foundation/clock.js';
-import { iso } from './foundation/clock.js';
-import type { Home } from './foundation/home.js';
-import { uuidv7 } from './foundation/ids.js';
-import type { Redactor } from './foundation/redact.js';
-import { OpenboaError, notFound } from './foundation/errors.js';
-import { appendLines, readLines } from './store/jsonl.js';
-import { describeIssues } from './store/parse-line.js';
-import { cutHead } from './foundation/text-cut.js';
-import { LEARNING_ID, LEARNING_TAG, LEARNING_TAG_MAX, LEARNING_TAGS_MAX, LEARNING_TEXT_MAX, LearningEntry, LearningRetire, type LearningKind, type LearningSource } from './schema/index.js';
+import type { Clock } from '../foundation/clock.js';
+import { iso } from '../foundation/clock.js';
+import type { Home } from '../foundation/home.js';
+import { uuidv7 } from '../foundation/ids.js';
+import type { Redactor } from '../foundation/redact.js';
+import { OpenboaError, notFound } from '../foundation/errors.js';
+import { appendLines, readLines } from '../store/jsonl.js';
+import { describeIssues } from '../store/parse-line.js';
+import { cutHead } from '../foundation/text-cut.js';
+import { LEARNING_ID, LEARNING_TAG, LEARNING_TAG_MAX, LEARNING_TAGS_MAX, LEARNING_TEXT_MAX, LearningEntry, LearningRetire, type LearningKind, type LearningSource } from '../schema/index.js';
 
 export interface LearningsPaths {
   /** learnings.jsonl: the journal. */

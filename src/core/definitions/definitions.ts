@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML, { LineCounter } from 'yaml';
 import type * as z from 'zod';
-import { AgentDefinition, EnvironmentDefinition, Script } from './schema/index.js';
-import type { Home } from './foundation/home.js';
-import { invalidInput, notFound } from './foundation/errors.js';
-import { checkRoster } from './roster.js';
+import { AgentDefinition, EnvironmentDefinition, Script } from '../schema/index.js';
+import type { Home } from '../foundation/home.js';
+import { invalidInput, notFound } from '../foundation/errors.js';
+import { checkRoster } from '../delegation/roster.js';
 
 export interface LoadedAgent {
   id: string;

@@ -10,9 +10,9 @@
  * stops; and the reports the stopped children send back do not wake it
  * again (SessionSnapshot.reports_wait, run/plan.ts).
  */
-import type { SessionStore } from './store/session-store.js';
-import type { SessionSnapshot } from './schema/index.js';
-import { openActions } from './store/answer-problem.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { SessionSnapshot } from '../schema/index.js';
+import { openActions } from '../store/answer-problem.js';
 
 /** How far below a child the walk looks: the deepest tree limits.max_spawn_depth allows. */
 const MAX_WALK_DEPTH = 64;

@@ -9,10 +9,10 @@
  * that parent, so a line that merely claims a child adds nothing; a session
  * that is gone or unreadable is left out.
  */
-import type { SessionStore } from './store/session-store.js';
-import type { SessionSnapshot, SpawnRefusalReason } from './schema/index.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { SessionSnapshot, SpawnRefusalReason } from '../schema/index.js';
 import { MAX_WALK_SESSIONS } from './delegation-cascade.js';
-import { iso } from './foundation/clock.js';
+import { iso } from '../foundation/clock.js';
 
 /** Ancestors walked at most: the deepest tree limits.max_spawn_depth allows (a loop in a hand-edited log must not hang a run). */
 const MAX_DEPTH = 64;

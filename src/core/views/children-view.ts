@@ -7,9 +7,9 @@
  * waits for a person (who answers it with `openboa confirm <child> ...`).
  * Reading a child never writes its files.
  */
-import type { SessionStore } from './store/session-store.js';
-import type { SessionSnapshot } from './schema/index.js';
-import { openActions } from './store/answer-problem.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { SessionSnapshot } from '../schema/index.js';
+import { openActions } from '../store/answer-problem.js';
 
 /** How one child stands. */
 export interface ChildView {

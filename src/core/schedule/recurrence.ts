@@ -13,9 +13,9 @@
  * `every` schedules stay aligned to their first firing (a firing late by a
  * minute does not shift the next ones); cron ones follow the expression.
  */
-import { iso } from './foundation/clock.js';
+import { iso } from '../foundation/clock.js';
 import { cronNext } from './cron.js';
-import type { Recurrence } from './schema/index.js';
+import type { Recurrence } from '../schema/index.js';
 
 /** The first firing of a schedule whose line says `due_at`: that moment for `every`, the first occurrence at or after it for cron. Null: a cron that never fires again. */
 export function firstFiring(rule: Recurrence, dueAtMs: number): number | null {

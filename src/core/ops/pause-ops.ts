@@ -5,8 +5,8 @@
  * session that is not paused, change nothing) and says in a note when it
  * changed nothing, or what waits.
  */
-import type { SessionStore } from './store/session-store.js';
-import type { SessionEvent } from './schema/index.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { SessionEvent } from '../schema/index.js';
 
 export interface PauseResult {
   event: SessionEvent;

@@ -20,11 +20,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { acquireLease } from './foundation/lease.js';
-import { busy, OpenboaError } from './foundation/errors.js';
-import type { SessionEvent } from './schema/index.js';
-import type { SessionStore } from './store/session-store.js';
-import { removeTree } from './store/remove-tree.js';
+import { acquireLease } from '../foundation/lease.js';
+import { busy, OpenboaError } from '../foundation/errors.js';
+import type { SessionEvent } from '../schema/index.js';
+import type { SessionStore } from '../store/session-store.js';
+import { removeTree } from '../store/remove-tree.js';
 
 /** The hidden name a deleted session's folder has between its rename and its removal. */
 const DELETED = /^\.deleted-[0-9a-f-]+-[0-9a-f]{8}$/;

@@ -15,9 +15,9 @@
  * a tree can overshoot a limit by at most the spawns in flight at once
  * (one per run executing a spawn_session at that moment).
  */
-import type { SessionStore } from './store/session-store.js';
-import type { Limits, SessionSnapshot, SpawnRefusalReason } from './schema/index.js';
-import { iso } from './foundation/clock.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { Limits, SessionSnapshot, SpawnRefusalReason } from '../schema/index.js';
+import { iso } from '../foundation/clock.js';
 import { ancestorsOf, interruptedAfter, treeCensus } from './session-tree.js';
 
 /** The window of limits.max_spawns_per_minute. */

@@ -12,9 +12,9 @@
  * the same while nothing is learned or retired (the prompt cache).
  */
 import fs from 'node:fs';
-import type { Home } from './foundation/home.js';
-import { writeFileAtomic } from './store/atomic-file.js';
-import { READ_FLAGS, readAtMost } from './sandbox/beneath.js';
+import type { Home } from '../foundation/home.js';
+import { writeFileAtomic } from '../store/atomic-file.js';
+import { READ_FLAGS, readAtMost } from '../sandbox/beneath.js';
 import { learningsPaths, mergeLearnings, readLearnings, type LearningsNote, type MergedLearning } from './learnings.js';
 
 /** Learnings the rendered file (and the prompt) holds at most. */

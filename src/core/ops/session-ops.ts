@@ -5,15 +5,15 @@
  * None of them reads the agent or environment definitions, so none loads the
  * YAML parser: `openboa send` starts without it.
  */
-import type { Clock } from './foundation/clock.js';
-import { iso } from './foundation/clock.js';
-import { SessionStore } from './store/session-store.js';
-import { dueWakes, nextWakeAt } from './store/wake-queue-fold.js';
-import { leaseHeld, readLeaseOwner, type LeaseOwner } from './foundation/lease.js';
-import { invalidField, invalidInput } from './foundation/errors.js';
-import { answerProblem, openActions } from './store/answer-problem.js';
-import { firstFiringFrom } from './recurrence.js';
-import { DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, recurrenceIssues, recurrenceOf, type RecurrenceFields, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from './schema/index.js';
+import type { Clock } from '../foundation/clock.js';
+import { iso } from '../foundation/clock.js';
+import { SessionStore } from '../store/session-store.js';
+import { dueWakes, nextWakeAt } from '../store/wake-queue-fold.js';
+import { leaseHeld, readLeaseOwner, type LeaseOwner } from '../foundation/lease.js';
+import { invalidField, invalidInput } from '../foundation/errors.js';
+import { answerProblem, openActions } from '../store/answer-problem.js';
+import { firstFiringFrom } from '../schedule/recurrence.js';
+import { DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, recurrenceIssues, recurrenceOf, type RecurrenceFields, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from '../schema/index.js';
 
 export function sendMessage(store: SessionStore, sessionId: string, content: string | UserContentBlock[]): SessionEvent {
   if (typeof content === 'string' && content.trim() === '') throw invalidInput('the message is empty');

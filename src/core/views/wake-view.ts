@@ -16,10 +16,10 @@
  * its firings were consumed and the last of them; its firings have no rows
  * of their own (one a minute would bury everything else).
  */
-import type { ParsedWakeLine } from './store/parse-line.js';
-import { applyWakeRecord, emptyWakeQueue } from './store/wake-queue-fold.js';
-import type { Recurrence, SessionSnapshot, WakeSource } from './schema/index.js';
-import { parseFiringId } from './recurrence.js';
+import type { ParsedWakeLine } from '../store/parse-line.js';
+import { applyWakeRecord, emptyWakeQueue } from '../store/wake-queue-fold.js';
+import type { Recurrence, SessionSnapshot, WakeSource } from '../schema/index.js';
+import { parseFiringId } from '../schedule/recurrence.js';
 
 export interface WakeView {
   id: string;

@@ -20,8 +20,8 @@
  * `aborted`, when the signal aborts, or `settled` when the caller's own runs
  * (`until`) are over without ending the turn.
  */
-import type { SessionEvent } from './schema/index.js';
-import type { Cursor, EventLines, SessionStore } from './store/session-store.js';
+import type { SessionEvent } from '../schema/index.js';
+import type { Cursor, EventLines, SessionStore } from '../store/session-store.js';
 
 export type TurnEnd =
   | { kind: 'idle'; event: Extract<SessionEvent, { type: 'session.status_idle' }> }

@@ -11,8 +11,8 @@
  * merely claims a child cannot graft another session's costs onto a tree.
  */
 import fs from 'node:fs';
-import { DefinitionId, roundUsd, SESSION_FORMAT, Usage, type SessionSnapshot, type TreeUsage } from './schema/index.js';
-import type { SessionStore } from './store/session-store.js';
+import { DefinitionId, roundUsd, SESSION_FORMAT, Usage, type SessionSnapshot, type TreeUsage } from '../schema/index.js';
+import type { SessionStore } from '../store/session-store.js';
 
 export type UsageTotals = TreeUsage;
 

@@ -17,7 +17,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PriceTable, roundUsd, type ModelPrice, type ModelUsage, type Pricing } from './schema/index.js';
+import { PriceTable, roundUsd, type ModelPrice, type ModelUsage, type Pricing } from '../schema/index.js';
 
 /** The default price table and, when it could not be read, why. */
 export interface DefaultPrices {
