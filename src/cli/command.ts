@@ -1,7 +1,7 @@
 /**
  * The shape of one CLI command and what it is handed. Each command's code
  * lives in its own file under src/cli/commands/ and exports `run`; its words,
- * arguments and help are a CommandSpec in commands/index.ts, which imports the
+ * arguments and help are a CommandSpec in command-catalog.ts, which imports the
  * code only when the command runs.
  */
 import type { Readable } from 'node:stream';

@@ -7,7 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Deps } from '../core/foundation/deps.js';
 import type { OpenboaError } from '../core/foundation/errors.js';
-import { COMMANDS } from './commands/index.js';
+import { COMMANDS } from './command-catalog.js';
 import { Output } from './output.js';
 import { UsageError } from './command.js';
 import { EXIT } from './exit.js';

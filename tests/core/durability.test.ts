@@ -163,7 +163,7 @@ test('a wake queue shortened under its cursor rebuilds too', (t) => {
 
 test("the CLI's --fsync help names exactly the store's policies and default", async () => {
   const { FSYNC_POLICIES, DEFAULT_FSYNC } = await import('../../src/core/store/durability.js');
-  const { COMMANDS } = await import('../../src/cli/commands/index.js');
+  const { COMMANDS } = await import('../../src/cli/command-catalog.js');
   const daemon = COMMANDS.find((c) => c.path.join(' ') === 'daemon');
   const opt = daemon?.options?.fsync;
   assert.equal(opt?.value, FSYNC_POLICIES.join('|'));

@@ -5,7 +5,8 @@
  * command runs, so `--help`, `--version` and a mistyped command load none of
  * it, and a command loads only what it uses.
  */
-import type { CommandSpec, OptionSpec } from '../command.js';
+import type { CommandSpec, OptionSpec } from './command.js';
+import { SESSION_STATUSES } from './session-statuses.js';
 
 /** The options of `daemon` and `start` (which runs the daemon). */
 const DAEMON_OPTIONS: Record<string, OptionSpec> = {
@@ -18,9 +19,6 @@ const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   init: { type: 'boolean', description: 'make the folder a home first (as openboa init does) when it is not one' },
 };
 
-/** The statuses `sessions --status` filters on (`paused`: held by openboa pause, whatever its status). */
-export const SESSION_STATUSES = ['idle', 'running', 'rescheduling', 'terminated', 'paused'] as const;
-
 export const COMMANDS: CommandSpec[] = [
   {
     path: ['init'],
@@ -28,14 +26,14 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ name: 'dir', required: false, description: 'the folder (created if missing); default: the home (--home, $OPENBOA_HOME, else the current directory)' }],
     details: 'Existing files are never overwritten: they are kept as they are and listed. Running it again on a home only adds what is missing.',
     home: 'any',
-    load: () => import('./init.js'),
+    load: () => import('./commands/init.js'),
   },
   {
     path: ['doctor'],
     summary: 'check that sessions can run here: the sandbox, the home, the definitions, the model key, the daemon',
     details: 'Exit 0 when everything needed is usable, 1 when a check failed. --json prints {"home","ok","checks":[{"name","status","message"}]}.',
     home: 'any',
-    load: () => import('./doctor.js'),
+    load: () => import('./commands/doctor.js'),
   },
   {
     path: ['start'],
@@ -43,7 +41,7 @@ export const COMMANDS: CommandSpec[] = [
     options: DAEMON_OPTIONS,
     details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network. A folder that is not a home is refused unless --init.",
     home: 'any',
-    load: () => import('./start.js'),
+    load: () => import('./commands/start.js'),
   },
   {
     path: ['daemon'],
@@ -51,7 +49,7 @@ export const COMMANDS: CommandSpec[] = [
     options: DAEMON_OPTIONS,
     details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once. A folder that is not a home is refused (exit 3) unless --init makes it one.',
     home: 'any',
-    load: () => import('./daemon.js'),
+    load: () => import('./commands/daemon.js'),
   },
   {
     path: ['wake'],
@@ -60,13 +58,13 @@ export const COMMANDS: CommandSpec[] = [
     options: { force: { type: 'boolean', description: 'run it here even though a daemon runs on this home' } },
     details:
       "Refused (exit 4) while a daemon runs on the home, unless --force: the daemon runs the session itself, with its own environment (API keys, secrets), and a run in this shell's environment could fail where the daemon's would not. Exit 0 when the run executed or was skipped (nothing to do), 1 when the run failed (its error is printed), 2 when the agent or environment definition does not load (the message names the file and field), 4 when another process holds the session or a daemon runs.",
-    load: () => import('./wake.js'),
+    load: () => import('./commands/wake.js'),
   },
   {
     path: ['agents'],
     summary: "list the home's agents (provider, model) and environments (sandbox, network)",
     details: 'A definition that does not load is listed with its error. --json prints {"agents":[...],"environments":[...]}.',
-    load: () => import('./agents.js'),
+    load: () => import('./commands/agents.js'),
   },
   {
     path: ['session', 'create'],
@@ -76,7 +74,7 @@ export const COMMANDS: CommandSpec[] = [
       env: { type: 'string', value: 'E', description: "the environment (environments/<E>.yaml); default: the agent's" },
       title: { type: 'string', value: 'T', description: 'a title for people' },
     },
-    load: () => import('./session-create.js'),
+    load: () => import('./commands/session-create.js'),
   },
   {
     path: ['session', 'update'],
@@ -86,7 +84,7 @@ export const COMMANDS: CommandSpec[] = [
       title: { type: 'string', value: 'T', description: 'a new title' },
       budget: { type: 'string', value: 'N|none', description: 'session_token_budget for this session: tokens, or none for no cap' },
     },
-    load: () => import('./session-update.js'),
+    load: () => import('./commands/session-update.js'),
   },
   {
     path: ['sessions'],
@@ -96,13 +94,13 @@ export const COMMANDS: CommandSpec[] = [
       limit: { type: 'string', value: 'N', description: 'at most N sessions (the newest)' },
       archived: { type: 'boolean', description: 'list archived sessions too (hidden by default)' },
     },
-    load: () => import('./sessions.js'),
+    load: () => import('./commands/sessions.js'),
   },
   {
     path: ['status'],
     summary: 'show a session: status, lease holder, pending work, next wake',
     args: [{ name: 'id', required: true, description: 'the session id' }],
-    load: () => import('./status.js'),
+    load: () => import('./commands/status.js'),
   },
   {
     path: ['send'],
@@ -118,7 +116,7 @@ export const COMMANDS: CommandSpec[] = [
     },
     details:
       'The message is always appended. When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result). With --wait, the daemon runs the session if one runs on the home, else this process does; exit 0 when the turn ended (idle, or waiting on a person), 1 when it did not (a failed run backing off, a paused session).',
-    load: () => import('./send.js'),
+    load: () => import('./commands/send.js'),
   },
   {
     path: ['chat'],
@@ -126,7 +124,7 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ name: 'id', required: true, description: 'the session id' }],
     details:
       'A loop of send --wait with line editing. A tool use that asks for confirmation is answered at the prompt (y, n, or a message to deny with), a custom tool with its result, an escalation with an option number or your own words. Runs the session in this process when no daemon runs on the home. Ctrl-D or /quit ends it; the session keeps its history.',
-    load: () => import('./chat.js'),
+    load: () => import('./commands/chat.js'),
   },
   {
     path: ['outcome'],
@@ -145,7 +143,7 @@ export const COMMANDS: CommandSpec[] = [
     },
     details:
       'Prints the event id and the outcome id. The outcome is always appended; when no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: {"id","outcome_id","type","created_at","notes"}). openboa status shows where its evaluations stand.',
-    load: () => import('./outcome.js'),
+    load: () => import('./commands/outcome.js'),
   },
   {
     path: ['events'],
@@ -156,7 +154,7 @@ export const COMMANDS: CommandSpec[] = [
       limit: { type: 'string', value: 'N', description: 'only the last N lines' },
       full: { type: 'boolean', description: 'print every message whole (the default view clips each line to the terminal width)' },
     },
-    load: () => import('./events.js'),
+    load: () => import('./commands/events.js'),
   },
   {
     path: ['confirm'],
@@ -170,7 +168,7 @@ export const COMMANDS: CommandSpec[] = [
       deny: { type: 'boolean', description: 'do not run it; the model is told' },
       message: { type: 'string', value: 'M', description: 'with --deny: why, for the model' },
     },
-    load: () => import('./confirm.js'),
+    load: () => import('./commands/confirm.js'),
   },
   {
     path: ['tool-result'],
@@ -184,7 +182,7 @@ export const COMMANDS: CommandSpec[] = [
     options: {
       error: { type: 'boolean', description: 'the tool failed; the text says how' },
     },
-    load: () => import('./tool-result.js'),
+    load: () => import('./commands/tool-result.js'),
   },
   {
     path: ['resolve'],
@@ -197,14 +195,14 @@ export const COMMANDS: CommandSpec[] = [
       pick: { type: 'string', value: 'N', description: 'the option chosen, 1-based; the agent is told its text' },
       message: { type: 'string', value: 'M', description: 'your own answer instead, for the agent' },
     },
-    load: () => import('./resolve.js'),
+    load: () => import('./commands/resolve.js'),
   },
   {
     path: ['interrupt'],
     summary: 'stop a session: abort its run, close what it waits on, cancel its revisits',
     args: [{ name: 'id', required: true, description: 'the session id' }],
     options: { reason: { type: 'string', value: 'R', description: 'why (kept in the log)' } },
-    load: () => import('./interrupt.js'),
+    load: () => import('./commands/interrupt.js'),
   },
   {
     path: ['pause'],
@@ -212,7 +210,7 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ name: 'id', required: true, description: 'the session id' }],
     options: { reason: { type: 'string', value: 'R', description: 'why (kept in the log, shown by status)' } },
     details: 'Appends a user.pause. Messages, answers and revisits wait; an interrupt is still honoured. Pausing a paused session changes nothing (a note says so).',
-    load: () => import('./pause.js'),
+    load: () => import('./commands/pause.js'),
   },
   {
     path: ['archive'],
@@ -220,7 +218,7 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ name: 'id', required: true, description: 'the session id' }],
     options: { undo: { type: 'boolean', description: 'unarchive it: back in listings, woken again' } },
     details: 'Appends session.updated {archived: true}. Whatever is appended to an archived session stays in its log and is taken in only once it is unarchived. A running session is refused (exit 4): interrupt it first.',
-    load: () => import('./archive.js'),
+    load: () => import('./commands/archive.js'),
   },
   {
     path: ['delete'],
@@ -228,14 +226,14 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ name: 'id', required: true, description: 'the session id' }],
     options: { yes: { type: 'boolean', description: 'do not ask' } },
     details: 'Refused while a run holds the session (exit 4). Without --yes it asks on the terminal, and is refused when there is none. Its child sessions are kept.',
-    load: () => import('./delete.js'),
+    load: () => import('./commands/delete.js'),
   },
   {
     path: ['resume'],
     summary: 'let a paused session go again: what waited is taken in by one run',
     args: [{ name: 'id', required: true, description: 'the session id' }],
     details: 'Appends a user.resume. Messages and revisits that came due while paused are taken in together by the next run. Resuming a session that is not paused changes nothing (a note says so).',
-    load: () => import('./resume.js'),
+    load: () => import('./commands/resume.js'),
   },
   {
     path: ['schedule'],
@@ -252,7 +250,7 @@ export const COMMANDS: CommandSpec[] = [
     },
     details:
       'A recurring revisit fires once per interval or occurrence; firings missed while nothing ran (no daemon, a busy or paused session) run once, not once each. `openboa wakes ID` shows its next firing. --json prints the wake.scheduled record (with `recurrence`), or {wake_id, cancelled} for --cancel.',
-    load: () => import('./schedule.js'),
+    load: () => import('./commands/schedule.js'),
   },
   {
     path: ['usage'],
@@ -261,7 +259,7 @@ export const COMMANDS: CommandSpec[] = [
     options: { tree: { type: 'boolean', description: 'the session and each of its descendants, nested' } },
     details:
       'Costs are recorded with each request at its model\'s price (agent.yaml pricing, else the default table); a child counts in its parent\'s tree as of its latest report. --json prints {session_id,agent_id,usage,tree_usage,...}; with --tree {usage,tree_usage,children:[...]} nested; with no id {agents:[{agent_id,sessions,usage}],total,unreadable}.',
-    load: () => import('./usage.js'),
+    load: () => import('./commands/usage.js'),
   },
   {
     path: ['learnings'],
@@ -269,13 +267,13 @@ export const COMMANDS: CommandSpec[] = [
     args: [{ name: 'agent', required: true, description: 'the agent id' }],
     options: { retire: { type: 'string', value: 'ID', description: 'retire this learning (an appended line, never an edit): it leaves LEARNINGS.md and later system prompts' } },
     details: '--json prints {agent_id,learnings:[{id,ids,kind,text,tags,count,first_at,last_at,sessions,retired}],skipped:[{file,line,problem}]}; with --retire {agent_id,retired,already}.',
-    load: () => import('./learnings.js'),
+    load: () => import('./commands/learnings.js'),
   },
   {
     path: ['wakes'],
     summary: "a session's wake queue folded: pending, due, consumed, cancelled; a recurring revisit with its rule and next firing",
     args: [{ name: 'id', required: true, description: 'the session id' }],
-    load: () => import('./wakes.js'),
+    load: () => import('./commands/wakes.js'),
   },
   {
     path: ['memory'],
@@ -289,7 +287,7 @@ export const COMMANDS: CommandSpec[] = [
     options: { at: { type: 'string', value: 'SHA', description: 'show: the version with this sha256 (or prefix) instead of the latest' } },
     details:
       'Every change a run makes to /memory is a line of agents/<A>/memory.log.jsonl (path, sha256, op, session_id, wake_id, at), its content in memory.versions/. restore writes the old content back atomically and logs op restore with session_id null. --json prints {agent_id,documents:[line]}; log {agent_id,path,versions:[line]}; show {agent_id,path,version,content}; restore {agent_id,restored}.',
-    load: () => import('./memory.js'),
+    load: () => import('./commands/memory.js'),
   },
   {
     path: ['search'],
@@ -302,12 +300,12 @@ export const COMMANDS: CommandSpec[] = [
     },
     details:
       'Brings the index (<home>/.openboa/search.sqlite) up to date first, then prints each candidate: session, event, kind, time, score, title and a snippet. --json prints {query,agent_id,hits:[{session_id,event_id,agent_id,kind,title,snippet,score,created_at}],skipped:[{source,message}]}.',
-    load: () => import('./search.js'),
+    load: () => import('./commands/search.js'),
   },
   {
     path: ['reindex'],
     summary: 'rebuild the search index (<home>/.openboa/search.sqlite) from the logs and learnings',
     details: 'The index is derived: rebuilding loses nothing. A running daemon goes on feeding it. --json prints {index,sessions,rows,seconds,skipped:[{source,message}]}.',
-    load: () => import('./reindex.js'),
+    load: () => import('./commands/reindex.js'),
   },
 ];
