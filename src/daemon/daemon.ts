@@ -32,7 +32,9 @@ import { reportToParent } from '../core/run/child-report.js';
 /** Seconds of waiting a session with children's reports to read is credited with in the run queue. */
 const REPORT_HEAD_START_S = 300;
 import { planRun, nextDueMs } from '../core/run/plan.js';
-import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
+import type { Runtime } from '../core/run/run-context.js';
+import type { AbortReason } from '../core/run/run-control.js';
+import type { WakeResult } from '../core/run/wake-api.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';

@@ -22,7 +22,7 @@
 import type { Clock } from '../core/foundation/clock.js';
 import { backoffMs } from '../core/run/backoff.js';
 import { planRun } from '../core/run/plan.js';
-import type { WakeResult } from '../core/run/run-context.js';
+import type { WakeResult } from '../core/run/wake-api.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { inboxSignature } from '../core/store/inbox.js';
 import type { SessionStore } from '../core/store/session-store.js';

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
-import type { WakeOptions } from '../../src/core/run/run-context.js';
+import type { WakeOptions } from '../../src/core/run/wake-api.js';
 import { repeatGuard, REPEAT_STOP, REPEAT_WARN } from '../../src/core/run/tool-policy.js';
 import { emptyReplyGuard, EMPTY_STOP } from '../../src/core/run/default-hooks.js';
 import type { Turn } from '../../src/core/run/loop-hooks.js';
@@ -15,7 +15,7 @@ import type { SessionEvent } from '../../src/core/schema/index.js';
 import type { Reply } from '../helpers/queued-model.js';
 import type { TestContext } from 'node:test';
 import fs from 'node:fs';
-import { RunControl } from '../../src/core/run/run-context.js';
+import { RunControl } from '../../src/core/run/run-control.js';
 import { RunJournal } from '../../src/core/run/journal.js';
 import { Redactor } from '../../src/core/foundation/redact.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';

@@ -11,7 +11,8 @@
  */
 import { OpenboaError } from '../foundation/errors.js';
 import { planRun } from './plan.js';
-import type { Runtime, WakeResult } from './run-context.js';
+import type { Runtime } from './run-context.js';
+import type { WakeResult } from './wake-api.js';
 import { wake } from './wake.js';
 
 export const MAX_RUNS = 20;

@@ -42,7 +42,9 @@ import { defaultHooks, defaultPreparers, defaultServices } from './default-hooks
 import { loadDefinitions, openRun, writeStartFiles, type Definitions } from './open-run.js';
 import { applyInterrupt, closeForInterrupt, finishInterrupt, reconcile, settleAnswers, settleLateAnswers } from './settle.js';
 import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attempt.js';
-import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
+import { type Ending, type RunContext, type Runtime } from './run-context.js';
+import { RunControl } from './run-control.js';
+import { type WakeOptions, type WakeResult } from './wake-api.js';
 import type { LoopHooks } from './loop-hooks.js';
 import { usePromptSections } from './prompt-sections.js';
 

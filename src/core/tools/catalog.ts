@@ -23,6 +23,8 @@ import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
 import { malformedArguments, malformedInputError } from './tool-arguments.js';
 import type { ToolSource } from './tool-source.js';
+import type { ToolDefinition } from '../model/provider.js';
+
 import type { NewEvent, SessionEvent } from '../schema/index.js';
 
 export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
@@ -55,13 +57,6 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
 export const BUILTIN_DEFAULT_PERMISSIONS: Partial<Record<BuiltinToolName, Permission>> = {
   promote: 'always_ask',
 };
-
-/** What the model is sent for one tool. */
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  input_schema: { type: 'object'; [k: string]: unknown };
-}
 
 export interface CatalogEntry {
   name: string;
