@@ -4,8 +4,11 @@
  * after-turn; everything a capability changes about a run is one of these
  * hooks, written as a module of its own and listed in defaultHooks()
  * (default-hooks.ts). A hook reads the immutable RunContext and writes only
- * through the RunJournal; its per-run state lives in the hook object, which
- * is built fresh for every run.
+ * through the RunJournal (an observer writes nothing). What it remembers for
+ * the length of a run lives in the hook object, built fresh for every run,
+ * or in a typed slot of ctx.state (run-state.ts) when it is shared: never in
+ * a module-level map. After-turn and after-run hooks get the step's
+ * snapshot rather than reading the store again.
  */
 import type { ModelError, ModelProvider, ModelRequest, ModelResponse } from '../model/provider.js';
 import type { NewEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
