@@ -8,8 +8,8 @@
  */
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSession } from '../src/core/create-session.js';
-import { sendMessage } from '../src/core/session-ops.js';
+import { createSession } from '../src/core/ops/create-session.js';
+import { sendMessage } from '../src/core/ops/session-ops.js';
 import { benchHome } from './fixtures.js';
 import { startDaemon } from './daemon.js';
 import { median, percentile, round } from './stats.js';

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Home } from '../src/core/home.js';
+import { Home } from '../src/core/foundation/home.js';
 import { SessionStore } from '../src/core/store/session-store.js';
-import { systemDeps } from '../src/core/deps.js';
-import { uuidv7 } from '../src/core/ids.js';
+import { systemDeps } from '../src/core/foundation/deps.js';
+import { uuidv7 } from '../src/core/foundation/ids.js';
 
 export interface BenchHome {
   root: string;

@@ -16,10 +16,10 @@ import YAML from 'yaml';
 // The scripted Messages API of the tests: the same server, with usage computed by the simulation.
 import { startFakeAnthropic, type RecordedRequest, type Step } from '../tests/helpers/fake-anthropic.js';
 import { SessionStore } from '../src/core/store/session-store.js';
-import { Home } from '../src/core/home.js';
-import { systemDeps } from '../src/core/deps.js';
-import { sendMessage } from '../src/core/session-ops.js';
-import { createSession } from '../src/core/create-session.js';
+import { Home } from '../src/core/foundation/home.js';
+import { systemDeps } from '../src/core/foundation/deps.js';
+import { sendMessage } from '../src/core/ops/session-ops.js';
+import { createSession } from '../src/core/ops/create-session.js';
 import { wake } from '../src/core/run/wake.js';
 import { REPO } from '../tests/helpers/home.js';
 

@@ -1,5 +1,5 @@
 /**
- * The Redactor's cost (src/core/redact.ts): it runs on every log write,
+ * The Redactor's cost (src/core/foundation/redact.ts): it runs on every log write,
  * every tool output and every runtime/ file. Redacts 1 MB of text (a log's
  * worth of JSON lines, and random hex, which looks most like secrets) with a
  * few secrets and with many, without a hit and with a hundred pieces of
@@ -10,7 +10,7 @@
  * whatever the number of secrets.
  */
 import { randomBytes } from 'node:crypto';
-import { FRAGMENT_MIN, Redactor } from '../src/core/redact.js';
+import { FRAGMENT_MIN, Redactor } from '../src/core/foundation/redact.js';
 import { median, round, timeSync } from './stats.js';
 
 const MB = 1 << 20;

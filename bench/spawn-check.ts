@@ -1,5 +1,5 @@
 /**
- * What spawn_session's checks cost before each child (src/core/spawn-limits.ts):
+ * What spawn_session's checks cost before each child (src/core/delegation/spawn-limits.ts):
  * the walk up to the root for interrupts, then the census of the whole tree
  * for limits.max_tree_sessions and max_spawns_per_minute, one snapshot per
  * session. Trees of 50 (the default limit), 500 and 2000 (the most the limit
@@ -10,11 +10,11 @@
  * Target: at the default limit, under 5 ms warm.
  */
 import { SessionStore } from '../src/core/store/session-store.js';
-import { systemDeps } from '../src/core/deps.js';
-import { createSession } from '../src/core/create-session.js';
-import { sendMessage } from '../src/core/session-ops.js';
-import { spawnRefusal } from '../src/core/spawn-limits.js';
-import { iso } from '../src/core/clock.js';
+import { systemDeps } from '../src/core/foundation/deps.js';
+import { createSession } from '../src/core/ops/create-session.js';
+import { sendMessage } from '../src/core/ops/session-ops.js';
+import { spawnRefusal } from '../src/core/delegation/spawn-limits.js';
+import { iso } from '../src/core/foundation/clock.js';
 import { benchHome, type BenchHome } from './fixtures.js';
 import { median, round, timeSync } from './stats.js';
 

@@ -1,12 +1,12 @@
 /**
  * The shape of one CLI command and what it is handed. Each command's code
  * lives in its own file under src/cli/commands/ and exports `run`; its words,
- * arguments and help are a CommandSpec in commands/index.ts, which imports the
+ * arguments and help are a CommandSpec in command-catalog.ts, which imports the
  * code only when the command runs.
  */
 import type { Readable } from 'node:stream';
-import type { Home } from '../core/home.js';
-import type { Deps } from '../core/deps.js';
+import type { Home } from '../core/foundation/home.js';
+import type { Deps } from '../core/foundation/deps.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import type { Output } from './output.js';
 

@@ -12,7 +12,7 @@
  */
 import type { CliContext } from './command.js';
 import { EscalateInput, isUserEventType, type SessionEvent } from '../core/schema/index.js';
-import type { TurnEnd } from '../core/turn-watch.js';
+import type { TurnEnd } from '../core/ops/turn-watch.js';
 import { stopLabel } from './stop-label.js';
 
 /** A tool use the session waits on, with what a person needs to answer it. */
@@ -77,7 +77,7 @@ function printer(ctx: CliContext, seen: Map<string, SessionEvent>) {
  * step when this process runs it).
  */
 export async function converse(ctx: CliContext, id: string, append: () => SessionEvent): Promise<Exchange> {
-  const [{ watchTurn }, { runningDaemon }] = await Promise.all([import('../core/turn-watch.js'), import('../daemon/home-lock.js')]);
+  const [{ watchTurn }, { runningDaemon }] = await Promise.all([import('../core/ops/turn-watch.js'), import('../daemon/home-lock.js')]);
   const from = ctx.store.snapshot(id).journals.events;
   const appended = append();
   const seen = new Map<string, SessionEvent>();

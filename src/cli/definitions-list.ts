@@ -5,8 +5,8 @@
  * `openboa doctor`.
  */
 import path from 'node:path';
-import { listAgents, listEnvironments, loadAgent, loadEnvironment } from '../core/definitions.js';
-import type { Home } from '../core/home.js';
+import { listAgents, listEnvironments, loadAgent, loadEnvironment } from '../core/definitions/definitions.js';
+import type { Home } from '../core/foundation/home.js';
 import type { AgentDefinition, EnvironmentDefinition } from '../core/schema/index.js';
 
 export type AgentEntry = { id: string; def: AgentDefinition; error?: undefined } | { id: string; def?: undefined; error: string };

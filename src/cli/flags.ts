@@ -4,7 +4,7 @@
  * UsageError). Never Node's wording, never a stack.
  */
 import { UsageError, type Flags } from './command.js';
-import { EXPECTED_DURATION, parseDuration } from '../core/duration.js';
+import { EXPECTED_DURATION, parseDuration } from '../core/schedule/duration.js';
 
 const WHOLE = /^\d+$/;
 

@@ -6,7 +6,7 @@
  * stream is a TTY, NO_COLOR is unset and the output is not --json.
  */
 import type { Writable } from 'node:stream';
-import type { Redactor } from '../core/redact.js';
+import type { Redactor } from '../core/foundation/redact.js';
 import { DEFAULT_COLUMNS, STATUS_COLOUR, paint, type Colour } from './terminal.js';
 
 /** What JSON.stringify leaves raw that a terminal acts on: DEL, C1, the bidi marks and controls. */

@@ -1,6 +1,6 @@
 /**
  * The command line, parsed with commander from the CommandSpecs in
- * commands/index.ts: subcommands, `--help` on every level and `openboa help
+ * command-catalog.ts: subcommands, `--help` on every level and `openboa help
  * <command>`, `-V/--version`, and a "did you mean" for a mistyped command or
  * flag. commander only parses here; it never prints an error or exits:
  *

@@ -5,9 +5,9 @@
  * usage or input, 3 not found, 4 busy.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { Deps } from '../core/deps.js';
-import type { OpenboaError } from '../core/errors.js';
-import { COMMANDS } from './commands/index.js';
+import type { Deps } from '../core/foundation/deps.js';
+import type { OpenboaError } from '../core/foundation/errors.js';
+import { COMMANDS } from './command-catalog.js';
 import { Output } from './output.js';
 import { UsageError } from './command.js';
 import { EXIT } from './exit.js';
@@ -46,15 +46,15 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
     // The core and the command's own code load only now, and only what this command imports:
     // help, the version and a mistake in the command line need none of it.
     const [{ resolveHome, notAHome }, { systemDeps }, { SessionStore }, { resolveSessionId, resolveWaitingEventId }, command] = await Promise.all([
-      import('../core/home.js'),
-      import('../core/deps.js'),
+      import('../core/foundation/home.js'),
+      import('../core/foundation/deps.js'),
       import('../core/store/session-store.js'),
       import('./session-id.js'),
       spec.load(),
     ]);
     const home = resolveHome(parsed.home, o.env, o.cwd);
     const missing = spec.home === 'any' ? null : notAHome(home);
-    if (missing) throw (await import('../core/errors.js')).notFound(`${missing}: not an openboa home (openboa init ${home.root} makes one there; --home DIR or $OPENBOA_HOME picks another)`);
+    if (missing) throw (await import('../core/foundation/errors.js')).notFound(`${missing}: not an openboa home (openboa init ${home.root} makes one there; --home DIR or $OPENBOA_HOME picks another)`);
     const deps = o.deps ?? systemDeps(o.env);
     const store = new SessionStore(home, deps);
     // Every command that takes a session id takes a unique part of one (session-id.ts).
@@ -90,7 +90,7 @@ async function reportError(out: Output, e: unknown): Promise<number> {
     return EXIT.usage;
   }
   // Loaded only now: an error from the core means the core is loaded already.
-  const errors = await import('../core/errors.js');
+  const errors = await import('../core/foundation/errors.js');
   if (errors.OpenboaError.is(e)) {
     out.error(e.code, cliWording(e));
     switch (e.code) {

@@ -11,7 +11,7 @@
  * here, so every command takes short ids without knowing it.
  */
 import { UUID_V7 } from '../core/schema/index.js';
-import { notFound } from '../core/errors.js';
+import { notFound } from '../core/foundation/errors.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { UsageError } from './command.js';
 

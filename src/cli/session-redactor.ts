@@ -1,4 +1,4 @@
-import { Redactor } from '../core/redact.js';
+import { Redactor } from '../core/foundation/redact.js';
 import { agentSecrets } from '../core/run/agent-secrets.js';
 import { sessionRedactor } from '../core/run/environment.js';
 import type { CliContext } from './command.js';

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import fs from 'node:fs';
-import type { WakeResult } from '../core/run/run-context.js';
+import type { WakeResult } from '../core/run/wake-api.js';
 import { appendLines } from '../core/store/jsonl.js';
 
 export type ActivationKind = 'leased' | 'acked' | 'requeued' | 'blocked' | 'abandoned';

@@ -23,16 +23,18 @@
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import { iso } from '../core/clock.js';
-import { OpenboaError } from '../core/errors.js';
-import { LEASE_STALE_MS } from '../core/lease.js';
+import { iso } from '../core/foundation/clock.js';
+import { OpenboaError } from '../core/foundation/errors.js';
+import { LEASE_STALE_MS } from '../core/foundation/lease.js';
 import { wake } from '../core/run/wake.js';
 import { reportToParent } from '../core/run/child-report.js';
 
 /** Seconds of waiting a session with children's reports to read is credited with in the run queue. */
 const REPORT_HEAD_START_S = 300;
 import { planRun, nextDueMs } from '../core/run/plan.js';
-import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
+import type { Runtime } from '../core/run/run-context.js';
+import type { AbortReason } from '../core/run/run-control.js';
+import type { WakeResult } from '../core/run/wake-api.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';

@@ -8,7 +8,7 @@
  * Timers are capped at MAX_SLEEP_MS so a suspended machine (whose monotonic
  * timers stop) re-checks wall-clock due times soon after it wakes.
  */
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/foundation/clock.js';
 
 export const MAX_SLEEP_MS = 30_000;
 

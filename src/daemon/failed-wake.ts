@@ -3,8 +3,8 @@
  * records it in the log as a failed run of its own (failed-attempt.ts), so
  * the session is retried with the same backoff as a failing model.
  */
-import { iso } from '../core/clock.js';
-import { acquireLease } from '../core/lease.js';
+import { iso } from '../core/foundation/clock.js';
+import { acquireLease } from '../core/foundation/lease.js';
 import { recordFailedRun } from '../core/run/failed-attempt.js';
 import type { Runtime } from '../core/run/run-context.js';
 

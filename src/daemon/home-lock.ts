@@ -4,7 +4,7 @@
  * lock when it starts, and a second one is refused with who holds it, unless
  * it was started with --allow-multiple (several hosts sharing one home).
  *
- * The lock is the same mechanism as a session's lease (src/core/lease.ts):
+ * The lock is the same mechanism as a session's lease (src/core/foundation/lease.ts):
  * `<home>/.openboa/daemon.lock/` made by mkdir and refreshed while the daemon
  * lives, and `<home>/.openboa/daemon.json` saying who holds it (pid, host,
  * since). A daemon that was killed leaves both behind; its lock is taken over
@@ -13,10 +13,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Home } from '../core/home.js';
-import type { Clock } from '../core/clock.js';
-import { acquireLease, leaseHeld, ownerIsDead, readLeaseOwner, type Lease, type LeaseOwner, type LockPaths } from '../core/lease.js';
-import { OpenboaError, busy } from '../core/errors.js';
+import type { Home } from '../core/foundation/home.js';
+import type { Clock } from '../core/foundation/clock.js';
+import { acquireLease, leaseHeld, ownerIsDead, readLeaseOwner, type Lease, type LeaseOwner, type LockPaths } from '../core/foundation/lease.js';
+import { OpenboaError, busy } from '../core/foundation/errors.js';
 
 export function homeLockPaths(home: Home): LockPaths {
   const dir = path.join(home.root, '.openboa');

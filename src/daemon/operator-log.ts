@@ -9,7 +9,7 @@
  * width. `--json` prints
  * the start, end and notices as JSON lines, and nothing else.
  */
-import type { WakeResult } from '../core/run/run-context.js';
+import type { WakeResult } from '../core/run/wake-api.js';
 import { mcpToolName, type SessionEvent } from '../core/schema/index.js';
 
 export interface OperatorLog {

@@ -19,10 +19,10 @@
  * injected clock only; this module arms no timers (the daemon's DueScheduler
  * wakes a held session when its hold ends).
  */
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/foundation/clock.js';
 import { backoffMs } from '../core/run/backoff.js';
 import { planRun } from '../core/run/plan.js';
-import type { WakeResult } from '../core/run/run-context.js';
+import type { WakeResult } from '../core/run/wake-api.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { inboxSignature } from '../core/store/inbox.js';
 import type { SessionStore } from '../core/store/session-store.js';

@@ -24,7 +24,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/foundation/clock.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import type { SessionStore } from '../core/store/session-store.js';
 

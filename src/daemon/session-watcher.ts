@@ -20,7 +20,7 @@
  */
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/foundation/clock.js';
 import { UUID_V7 } from '../core/schema/index.js';
 import { FolderWatches } from './folder-watches.js';
 

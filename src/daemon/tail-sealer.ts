@@ -11,10 +11,10 @@
  * the daemon: tests move time instead of waiting.
  */
 import fs from 'node:fs';
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/foundation/clock.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { sealTail, TAIL_GRACE_MS } from '../core/store/jsonl.js';
-import type { SessionPaths } from '../core/home.js';
+import type { SessionPaths } from '../core/foundation/home.js';
 
 export interface TailSealerOptions {
   clock: Clock;

@@ -20,8 +20,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Clock } from '../core/clock.js';
-import type { Home } from '../core/home.js';
+import type { Clock } from '../core/foundation/clock.js';
+import type { Home } from '../core/foundation/home.js';
 import { writeJsonAtomic } from '../core/store/atomic-file.js';
 
 const IndexFile = z.object({

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import type { Runtime } from '../../src/core/run/run-context.js';
 import { tempHome } from '../helpers/home.js';

@@ -15,9 +15,9 @@ import { testDeps } from '../helpers/deps.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { NO_SHELL } from '../helpers/run.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { resolveHome } from '../../src/core/home.js';
-import { createSession } from '../../src/core/create-session.js';
-import { defineOutcome } from '../../src/core/session-ops.js';
+import { resolveHome } from '../../src/core/foundation/home.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { defineOutcome } from '../../src/core/ops/session-ops.js';
 import { FIRST_OUTCOME } from '../../src/cli/commands/start.js';
 
 test('the demo\'s first minute: its outcome\'s check fails once, the agent fixes notes.md, the check passes', { skip: NO_SHELL }, async (t) => {

@@ -131,7 +131,7 @@ test('schedule --in takes 1h30m, 90s, 2d, 10m and "1 hour 30 minutes"', async (t
 });
 
 test("the README's CLI table names every command", async () => {
-  const { COMMANDS } = await import('../../src/cli/commands/index.js');
+  const { COMMANDS } = await import('../../src/cli/command-catalog.js');
   const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## The CLI'), readme.indexOf('## The home'));
   const missing = COMMANDS.map((c) => `openboa ${c.path.join(' ')}`).filter((c) => !new RegExp(`\\| \`${c}[ \`]`).test(section));

@@ -13,8 +13,8 @@ import { spawnDaemon } from '../helpers/daemon-process.js';
 import { REPO, tempHome } from '../helpers/home.js';
 import { lockHome } from '../../src/daemon/home-lock.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
-import { Home } from '../../src/core/home.js';
-import { systemClock } from '../../src/core/clock.js';
+import { Home } from '../../src/core/foundation/home.js';
+import { systemClock } from '../../src/core/foundation/clock.js';
 
 const BUNDLED = ['agents/demo/agent.yaml', 'agents/demo/AGENTS.md', 'agents/demo/script.yaml', 'agents/demo/skills/notes/SKILL.md', 'agents/claude/agent.yaml', 'environments/local.yaml'];
 

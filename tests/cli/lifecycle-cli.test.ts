@@ -10,9 +10,9 @@ import path from 'node:path';
 import { cliInProcess } from '../helpers/cli.js';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { acquireLease } from '../../src/core/lease.js';
-import { archiveSession } from '../../src/core/session-lifecycle.js';
-import { runIdAfter } from '../../src/core/ids.js';
+import { acquireLease } from '../../src/core/foundation/lease.js';
+import { archiveSession } from '../../src/core/ops/session-lifecycle.js';
+import { runIdAfter } from '../../src/core/foundation/ids.js';
 
 test('an archived session is hidden from sessions, never woken by what is appended, says so in status and send; --undo wakes it with what waited', async (t) => {
   const b = await bench(t, { steps: [{ text: 'first answer' }, { text: 'after the archive' }] });
@@ -87,7 +87,7 @@ test('archive refuses a running session; delete refuses a session whose lease is
 test('delete on a terminal: the question shows the session\'s title (an agent may have chosen it) with its control characters made visible', async (t) => {
   const pty = await import('node-pty');
   const { CLI } = await import('../helpers/cli.js');
-  const { createSession } = await import('../../src/core/create-session.js');
+  const { createSession } = await import('../../src/core/ops/create-session.js');
   const b = await bench(t);
   // A child's title is the spawning agent's: a return and an erase would make the question name another session.
   const id = createSession(b.store, { agent: 'test', title: 'scratch\r\u001b[2KDelete session 00000000 ("old notes"' }).id;

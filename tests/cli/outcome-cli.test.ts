@@ -12,7 +12,7 @@ import { cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { DEFAULT_MAX_ITERATIONS, MAX_ITERATIONS, outcomeIdOf } from '../../src/core/schema/index.js';
 import { operatorLog } from '../../src/daemon/operator-log.js';
-import type { WakeResult } from '../../src/core/run/run-context.js';
+import type { WakeResult } from '../../src/core/run/wake-api.js';
 
 const lines = (root: string, id: string) =>
   fs

@@ -13,7 +13,7 @@ import { tempHome } from '../helpers/home.js';
 import { bench } from '../helpers/run.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 import { lockHome } from '../../src/daemon/home-lock.js';
-import { systemClock } from '../../src/core/clock.js';
+import { systemClock } from '../../src/core/foundation/clock.js';
 
 const messages = (root: string, id: string) =>
   fs

@@ -12,7 +12,7 @@ import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { Home } from '../../src/core/home.js';
+import { Home } from '../../src/core/foundation/home.js';
 
 async function create(root: string, title?: string): Promise<string> {
   const r = await cliInProcess(['session', 'create', '--agent', 'demo', ...(title ? ['--title', title] : [])], { home: root });

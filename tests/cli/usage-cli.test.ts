@@ -12,8 +12,8 @@ import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
-import { Home } from '../../src/core/home.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { Home } from '../../src/core/foundation/home.js';
 import type { ModelUsage } from '../../src/core/schema/index.js';
 
 const U = (input: number, output: number): ModelUsage => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });

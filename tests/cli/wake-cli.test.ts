@@ -5,8 +5,8 @@ import path from 'node:path';
 import { cli, cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { validateLog } from '../helpers/event-schema.js';
-import { acquireLease } from '../../src/core/lease.js';
-import { sessionPaths } from '../../src/core/home.js';
+import { acquireLease } from '../../src/core/foundation/lease.js';
+import { sessionPaths } from '../../src/core/foundation/home.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
 import { NO_SHELL } from '../helpers/run.js';
 
@@ -71,8 +71,8 @@ test('openboa wake is refused while a daemon runs on the home (unless --force), 
 
   // A daemon holds the home (its lock, as `openboa daemon` takes it): a manual wake is refused and writes nothing.
   const { lockHome } = await import('../../src/daemon/home-lock.js');
-  const { Home } = await import('../../src/core/home.js');
-  const { systemClock } = await import('../../src/core/clock.js');
+  const { Home } = await import('../../src/core/foundation/home.js');
+  const { systemClock } = await import('../../src/core/foundation/clock.js');
   const lock = await lockHome(new Home(root), systemClock);
   t.after(() => lock.release());
   const log = () => fs.readFileSync(path.join(root, 'sessions', id, 'events.jsonl'), 'utf8');

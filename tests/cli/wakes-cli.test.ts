@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { cliInProcess } from '../helpers/cli.js';
 import { tempHome } from '../helpers/home.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { systemDeps } from '../../src/core/deps.js';
+import { systemDeps } from '../../src/core/foundation/deps.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 
 test('a revisit a run took in, whose run died before its wake.consumed record, shows as consumed, not due', async (t) => {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clipToWidth, table, widthOf } from '../../src/cli/width.js';
-import { parseDuration } from '../../src/core/duration.js';
+import { parseDuration } from '../../src/core/schedule/duration.js';
 
 test('clipToWidth counts display columns and never halves a wide character or an emoji', () => {
   assert.equal(clipToWidth('hello', 5), 'hello');

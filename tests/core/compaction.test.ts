@@ -6,8 +6,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { sendMessage } from '../../src/core/session-ops.js';
-import { wake } from '../../src/core/run/wake.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { forgetCachedWindows, LogWindow } from '../../src/core/run/log-window.js';
 import { SUMMARY_SECTIONS } from '../../src/core/run/summarize.js';
 import { ModelError, type ModelProvider, type ModelRequest } from '../../src/core/model/provider.js';
@@ -423,7 +422,7 @@ test('the opening fitted to a budget: whole when it fits; else the summary keeps
 
 test('a context warning is either a threshold or a cut, and openboa events shows a cut', async () => {
   const { LOOSE_EVENT_SCHEMAS } = await import('../../src/core/schema/index.js');
-  const { describeEvent } = await import('../../src/core/event-view.js');
+  const { describeEvent } = await import('../../src/core/views/event-view.js');
   const schema = LOOSE_EVENT_SCHEMAS['session.context_warning'];
   const cut = { compaction_event_id: 'sevt_c', summary_chars: 300, summary_chars_left_out: 100, vital_lines: 4, vital_lines_left_out: 1, room: 900, why: 'because' };
   assert.equal(schema.safeParse({ type: 'session.context_warning', tokens: 1, window: 8000 }).success, false, 'neither');

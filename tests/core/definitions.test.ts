@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadAgent, loadEnvironment, loadScript, listAgents } from '../../src/core/definitions.js';
-import { OpenboaError } from '../../src/core/errors.js';
+import { loadAgent, loadEnvironment, loadScript, listAgents } from '../../src/core/definitions/definitions.js';
+import { OpenboaError } from '../../src/core/foundation/errors.js';
 import { tempHome } from '../helpers/home.js';
 
 function rejects(fn: () => unknown, code: string, re: RegExp) {

@@ -7,11 +7,11 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import { reportToParent } from '../../src/core/run/child-report.js';
-import { cascadeInterrupt } from '../../src/core/delegation-cascade.js';
+import { cascadeInterrupt } from '../../src/core/delegation/delegation-cascade.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import type { Reply } from '../helpers/queued-model.js';
 import { unitRun } from '../helpers/unit-run.js';

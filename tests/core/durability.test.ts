@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import YAML from 'yaml';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import type { FsyncPolicy } from '../../src/core/store/durability.js';
-import { scheduleRevisit, sendMessage } from '../../src/core/session-ops.js';
-import { createSession } from '../../src/core/create-session.js';
+import { scheduleRevisit, sendMessage } from '../../src/core/ops/session-ops.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { tempHome } from '../helpers/home.js';
@@ -163,7 +163,7 @@ test('a wake queue shortened under its cursor rebuilds too', (t) => {
 
 test("the CLI's --fsync help names exactly the store's policies and default", async () => {
   const { FSYNC_POLICIES, DEFAULT_FSYNC } = await import('../../src/core/store/durability.js');
-  const { COMMANDS } = await import('../../src/cli/commands/index.js');
+  const { COMMANDS } = await import('../../src/cli/command-catalog.js');
   const daemon = COMMANDS.find((c) => c.path.join(' ') === 'daemon');
   const opt = daemon?.options?.fsync;
   assert.equal(opt?.value, FSYNC_POLICIES.join('|'));

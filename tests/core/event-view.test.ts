@@ -1,7 +1,7 @@
 /** The one-line description `openboa events` shows for each event. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeEvent } from '../../src/core/event-view.js';
+import { describeEvent } from '../../src/core/views/event-view.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 
 const base = { id: 'sevt_x', created_at: '2026-11-27T10:00:00.000Z' };

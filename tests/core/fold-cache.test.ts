@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { FoldCache } from '../../src/core/store/fold-cache.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 import type { SessionSnapshot } from '../../src/core/schema/index.js';

@@ -1,7 +1,7 @@
 /** Ids sort by the time they were minted, even within one millisecond and when the clock steps back. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RUN_ID, runIdAfter, systemIds } from '../../src/core/ids.js';
+import { RUN_ID, runIdAfter, systemIds } from '../../src/core/foundation/ids.js';
 import { UUID_V7 } from '../../src/core/schema/index.js';
 
 const msOf = (uuid: string) => parseInt(uuid.replaceAll('-', '').slice(0, 12), 16);

@@ -27,3 +27,47 @@ test('only src/cli calls process.exit', () => {
   const offenders = all.filter((f) => !f.includes(`${path.sep}cli${path.sep}`) && /process\.exit\(/.test(fs.readFileSync(f, 'utf8')));
   assert.deepEqual(offenders.map((f) => path.relative(REPO, f)), []);
 });
+
+/**
+ * The run's centre changes only by registrations (STYLE point 11): the
+ * loop, the orchestration, the opening of a run, the conversation and the
+ * fold import no capability's module. A capability plugs in through
+ * defaultHooks()/defaultServices() (run/default-hooks.ts) and the event
+ * kinds (kinds/index.ts).
+ */
+test('the centre files import no capability module (outcomes, compaction, delegation, memory, learnings, MCP, search)', () => {
+  const centre = ['src/core/run/loop.ts', 'src/core/run/wake.ts', 'src/core/run/open-run.ts', 'src/core/run/conversation.ts', 'src/core/store/fold.ts'];
+  const capability = [
+    /outcome/,
+    /grader/,
+    /compact/,
+    /context-prune/,
+    /summarize/,
+    /fit-opening/,
+    /delegation/,
+    /child-report/,
+    /children-/,
+    /tree-budget/,
+    /relations-file/,
+    /roster/,
+    /session-tree/,
+    /interrupt-from-above/,
+    /spawn-limits/,
+    /\/memory\//,
+    /memory-run/,
+    /learnings/,
+    /\/mcp\//,
+    /\/search\//,
+    /heartbeat/,
+  ];
+  const offenders: string[] = [];
+  for (const f of centre) {
+    const text = fs.readFileSync(path.join(REPO, f), 'utf8');
+    assert.ok(text.length > 0, f);
+    for (const m of text.matchAll(/^import\s[^;]*?from\s+['"]([^'"]+)['"]/gms)) {
+      const spec = m[1]!;
+      if (capability.some((re) => re.test(spec))) offenders.push(`${f} imports ${spec}`);
+    }
+  }
+  assert.deepEqual(offenders, []);
+});

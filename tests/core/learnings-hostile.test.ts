@@ -8,10 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { appendLearning, learningsPaths, LEARNINGS_JOURNAL_MAX_BYTES, mergeLearnings, readLearnings, retireLearning, type NewLearning } from '../../src/core/learnings.js';
-import { renderLearnings } from '../../src/core/learnings-file.js';
-import { Redactor } from '../../src/core/redact.js';
-import { sendMessage } from '../../src/core/session-ops.js';
+import { appendLearning, learningsPaths, LEARNINGS_JOURNAL_MAX_BYTES, mergeLearnings, readLearnings, retireLearning, type NewLearning } from '../../src/core/memory/learnings.js';
+import { renderLearnings } from '../../src/core/memory/learnings-file.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { safeText } from '../../src/cli/safe-text.js';
 import { MAX_LEARNINGS_PER_RUN } from '../../src/core/tools/learn-tool.js';
 import { tempHome } from '../helpers/home.js';

@@ -6,9 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sendMessage } from '../../src/core/session-ops.js';
-import { wake } from '../../src/core/run/wake.js';
-import type { WakeOptions } from '../../src/core/run/run-context.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
+import type { WakeOptions } from '../../src/core/run/wake-api.js';
 import { repeatGuard, REPEAT_STOP, REPEAT_WARN } from '../../src/core/run/tool-policy.js';
 import { emptyReplyGuard, EMPTY_STOP } from '../../src/core/run/default-hooks.js';
 import type { Turn } from '../../src/core/run/loop-hooks.js';
@@ -16,9 +15,9 @@ import type { SessionEvent } from '../../src/core/schema/index.js';
 import type { Reply } from '../helpers/queued-model.js';
 import type { TestContext } from 'node:test';
 import fs from 'node:fs';
-import { RunControl } from '../../src/core/run/run-context.js';
+import { RunControl } from '../../src/core/run/run-control.js';
 import { RunJournal } from '../../src/core/run/journal.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { unitRun } from '../helpers/unit-run.js';
 
@@ -161,10 +160,10 @@ test('the empty-reply guard ends the run at EMPTY_STOP empty replies in a row, a
   const g = emptyReplyGuard();
   const empty: Turn = { written: [], uses: [], asks: [], empty: true };
   const full: Turn = { ...empty, empty: false };
-  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty), undefined);
-  assert.equal(g.afterTurn(null as never, journal, full), undefined);
-  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty), undefined);
-  const end = g.afterTurn(null as never, journal, empty);
+  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty, null as never), undefined);
+  assert.equal(g.afterTurn(null as never, journal, full, null as never), undefined);
+  for (let i = 0; i < EMPTY_STOP - 1; i++) assert.equal(g.afterTurn(null as never, journal, empty, null as never), undefined);
+  const end = g.afterTurn(null as never, journal, empty, null as never);
   assert.deepEqual(end, { end: { kind: 'idle', stop: { type: 'retries_exhausted' } } });
   assert.equal(errors.length, 1);
 });

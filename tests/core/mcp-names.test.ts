@@ -4,6 +4,7 @@
  * server names; the hub, should two servers offer one name anyway, offers
  * neither; a call is routed by the names offered, never by splitting at `__`.
  */
+import { mcpToolSource } from '../../src/core/mcp/mcp-service.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -37,7 +38,7 @@ test('two servers offering one full name: neither is offered, both are listed as
   assert.deepEqual(hub.tools.filter((x) => x.server !== 'b'), [], 'no colliding name is offered');
   assert.match(hub.serverState('a')!.left_out.find((l) => l.tool === '_echo')?.why ?? '', /mcp__a___echo is also offered by the MCP server\(s\) a_;/);
   assert.match(hub.serverState('a_')!.left_out.find((l) => l.tool === 'echo')?.why ?? '', /is also offered by the MCP server\(s\) a;/);
-  const catalog = new ToolCatalog(AgentDefinition.parse({}), { hasSkills: false, mcp: hub });
+  const catalog = new ToolCatalog(AgentDefinition.parse({}), { hasSkills: false, mcp: mcpToolSource(hub) });
   assert.equal(catalog.evaluate('mcp__a___echo').kind, 'deny', 'never run, least of all unapproved');
   assert.equal(catalog.offered.filter((d) => d.name.startsWith('mcp__a')).length, 0, 'the request has no duplicate names');
   // A call is routed by the names offered: b's echo goes to b, as always_ask.

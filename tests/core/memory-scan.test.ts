@@ -13,12 +13,13 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { tempHome } from '../helpers/home.js';
 import { ManualClock } from '../helpers/clock.js';
-import { MEMORY_SCAN_MAX_CHANGES, MEMORY_TEMP_STALE_MS, newScanState, recordContent, SCAN_MIN_STORED, scanAndRecord } from '../../src/core/memory/memory-dir.js';
+import { recordContent } from '../../src/core/memory/memory-dir.js';
+import { MEMORY_SCAN_MAX_CHANGES, MEMORY_TEMP_STALE_MS, newScanState, SCAN_MIN_STORED, scanAndRecord } from '../../src/core/memory/memory-scan.js';
 import { CHANGED, scanTree } from '../../src/core/memory/tree-scan.js';
 import { startSwapper } from '../helpers/swapper.js';
 import { memoryVersioned, readContent, readVersions, sha256Of } from '../../src/core/memory/version-store.js';
 import { VersionLine } from '../../src/core/schema/index.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 
 const who = { session_id: 'sess', wake_id: 'wrun_1' };
 
@@ -317,7 +318,9 @@ test('scans while another process swaps a directory and a symlink in a loop (REN
   t.after(() => swapper.stop());
   const logged: VersionLine[] = [];
   const lost: string[] = [];
-  for (let i = 0; i < 40; i++) {
+  // At least 40 scans, and on until one has seen the swapping (a loaded machine may give the swapper little time), at most 2,000.
+  const noticed = () => logged.some((l) => l.op === 'scan_incomplete' && l.message?.startsWith(CHANGED));
+  for (let i = 0; i < 2000 && (i < 40 || !noticed()); i++) {
     logged.push(...(await scanAndRecord(v, newScanState(v), who, clock)));
     // Each note is always in the directory, under rd/ or rd_alt/: the log must say one or the other.
     const latest = new Map(readVersions(v).lines.map((l) => [l.line.path, l.line.op]));

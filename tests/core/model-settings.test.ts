@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadAgent } from '../../src/core/definitions.js';
-import { OpenboaError } from '../../src/core/errors.js';
-import { describeEvent } from '../../src/core/event-view.js';
+import { loadAgent } from '../../src/core/definitions/definitions.js';
+import { OpenboaError } from '../../src/core/foundation/errors.js';
+import { describeEvent } from '../../src/core/views/event-view.js';
 import { chooseModel } from '../../src/core/run/model-choice.js';
 import { thinkingParam } from '../../src/core/model/thinking.js';
 import type { ModelRequest } from '../../src/core/model/provider.js';

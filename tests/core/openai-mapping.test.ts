@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { chatMessages, chatToolChoice, modelUsage, reasoningEffort, ReplyAssembler, stopReason, toolCallId, TOOL_ERROR_PREFIX } from '../../src/core/model/openai-messages.js';
 import { openaiEndpoint } from '../../src/core/model/openai.js';
 import { MALFORMED_ARGUMENTS, malformedArguments, malformedInputError, parseToolArguments } from '../../src/core/tools/tool-arguments.js';
-import { loadAgent } from '../../src/core/definitions.js';
-import { OpenboaError } from '../../src/core/errors.js';
+import { loadAgent } from '../../src/core/definitions/definitions.js';
+import { OpenboaError } from '../../src/core/foundation/errors.js';
 import { tempHome } from '../helpers/home.js';
 
 test('a conversation maps to chat messages: system first, tool results as role: tool, thinking dropped, errors marked', () => {

@@ -6,8 +6,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { defineOutcome } from '../../src/core/session-ops.js';
-import type { WakeOptions } from '../../src/core/run/run-context.js';
+import { defineOutcome } from '../../src/core/ops/session-ops.js';
+import type { WakeOptions } from '../../src/core/run/wake-api.js';
 import { appendLines } from '../../src/core/store/jsonl.js';
 import { outcomeIdOf, type SessionEvent } from '../../src/core/schema/index.js';
 import { HEARTBEAT_MS } from '../../src/core/run/outcome-grading.js';

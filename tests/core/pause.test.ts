@@ -4,8 +4,8 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { interruptSession, scheduleRevisit, sendMessage } from '../../src/core/session-ops.js';
-import { pauseSession, resumeSession } from '../../src/core/pause-ops.js';
+import { interruptSession, scheduleRevisit, sendMessage } from '../../src/core/ops/session-ops.js';
+import { pauseSession, resumeSession } from '../../src/core/ops/pause-ops.js';
 import { nextDueMs } from '../../src/core/run/plan.js';
 import fs from 'node:fs';
 import type { Reply } from '../helpers/queued-model.js';

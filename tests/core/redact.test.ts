@@ -1,11 +1,11 @@
 /**
- * The Redactor (src/core/redact.ts): a secret's whole value, and every run of
+ * The Redactor (src/core/foundation/redact.ts): a secret's whole value, and every run of
  * FRAGMENT_MIN or more of its characters, become its mark wherever they
  * appear; a shorter secret is matched whole only.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FRAGMENT_MIN, Redactor } from '../../src/core/redact.js';
+import { FRAGMENT_MIN, Redactor } from '../../src/core/foundation/redact.js';
 
 const TOKEN = 'ghp_9fQ2xLr7Kd0Wm3Zp8Tn4Yb6Hc1Vs5Ge2Ja7N'; // 40 characters
 const OTHER = 'sk-live-51HxQpZc8Rt2Wy7Lm4Nb9Vd3Fk6Js0Ga';

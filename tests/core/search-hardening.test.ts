@@ -7,14 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sendMessage } from '../../src/core/session-ops.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { SessionSearch } from '../../src/core/search/session-search.js';
 import { searchDbFile, SHORT_BUSY_TIMEOUT_MS } from '../../src/core/search/search-db.js';
 import { readSessionWindow } from '../../src/core/search/session-window.js';
 import Database from 'better-sqlite3';
 import { readSessionTool, searchSessionsTool } from '../../src/core/tools/search-tools.js';
-import { appendLearning } from '../../src/core/learnings.js';
-import { Redactor } from '../../src/core/redact.js';
+import { appendLearning } from '../../src/core/memory/learnings.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { searchBench as setup, SECRET } from '../helpers/search-bench.js';
 
 test('search_sessions redacts at output what an index built without the secrets holds, and learnings are redacted when indexed', async (t) => {

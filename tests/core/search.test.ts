@@ -6,13 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sendMessage } from '../../src/core/session-ops.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { wake } from '../../src/core/run/wake.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import { searchDbFile } from '../../src/core/search/search-db.js';
 import { readSessionTool, searchSessionsTool } from '../../src/core/tools/search-tools.js';
-import { appendLearning, retireLearning } from '../../src/core/learnings.js';
-import { Redactor } from '../../src/core/redact.js';
+import { appendLearning, retireLearning } from '../../src/core/memory/learnings.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { searchBench as setup, SECRET } from '../helpers/search-bench.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { UUID_V7 } from '../../src/core/schema/index.js';
 import { openActions } from '../../src/core/store/fold.js';
 import { tempHome } from '../helpers/home.js';
@@ -191,7 +191,7 @@ test('a session folder without session.json is rebuilt, not an error', (t) => {
 test('appendEvents validates what the runtime writes and redacts secrets', async (t) => {
   const { store } = setup(t);
   const s = createSession(store, { agent: 'demo' });
-  const { Redactor } = await import('../../src/core/redact.js');
+  const { Redactor } = await import('../../src/core/foundation/redact.js');
   const r = new Redactor({ TOKEN: 's3cr3t-value' });
   store.appendEvents(s.id, [{ type: 'agent.message', content: [{ type: 'text', text: 'the token is s3cr3t-value' }] }], { redactor: r });
   const text = fs.readFileSync(store.paths(s.id).events, 'utf8');

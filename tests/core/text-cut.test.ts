@@ -4,9 +4,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cutHead, cutTail } from '../../src/core/text-cut.js';
+import { cutHead, cutTail } from '../../src/core/foundation/text-cut.js';
 import { digestOf } from '../../src/core/run/compaction.js';
-import { describeEvent } from '../../src/core/event-view.js';
+import { describeEvent } from '../../src/core/views/event-view.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -2,9 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
-import { sendMessage } from '../../src/core/session-ops.js';
-import { watchTurn } from '../../src/core/turn-watch.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
+import { watchTurn } from '../../src/core/ops/turn-watch.js';
 import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';

@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
-import { viewWakes } from '../../src/core/wake-view.js';
-import { iso } from '../../src/core/clock.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { viewWakes } from '../../src/core/views/wake-view.js';
+import { iso } from '../../src/core/foundation/clock.js';
 import { tempHome } from '../helpers/home.js';
 import { testDeps } from '../helpers/deps.js';
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bench, NO_SHELL } from '../helpers/run.js';
 import { Daemon } from '../../src/daemon/daemon.js';
-import { defineOutcome } from '../../src/core/session-ops.js';
+import { defineOutcome } from '../../src/core/ops/session-ops.js';
 
 /** Asks the daemon to look at a session and resolves when its run has ended. */
 function runOnce(d: Daemon, id: string): Promise<void> {

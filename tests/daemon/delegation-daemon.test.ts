@@ -18,9 +18,9 @@ import { tempHome, whenExists, type TempHome } from '../helpers/home.js';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Step } from '../helpers/fake-anthropic.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
-import { sendMessage } from '../../src/core/session-ops.js';
-import { systemDeps } from '../../src/core/deps.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
+import { systemDeps } from '../../src/core/foundation/deps.js';
 import { wake } from '../../src/core/run/wake.js';
 import type { Runtime } from '../../src/core/run/run-context.js';
 

@@ -14,9 +14,9 @@ import { startFakeAnthropic, type RecordedRequest, type Step } from '../helpers/
 import { spawnDaemon } from '../helpers/daemon-process.js';
 import { validateEvent, validateLog } from '../helpers/event-schema.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
-import { defineOutcome } from '../../src/core/session-ops.js';
-import { systemDeps } from '../../src/core/deps.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { defineOutcome } from '../../src/core/ops/session-ops.js';
+import { systemDeps } from '../../src/core/foundation/deps.js';
 import { outcomeIdOf } from '../../src/core/schema/index.js';
 
 const grade = (result: string, explanation: string): Step => ({ toolUses: [{ name: 'grade_outcome', input: { result, explanation } }] });

@@ -8,14 +8,14 @@ import assert from 'node:assert/strict';
 import { bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { validateLog } from '../helpers/event-schema.js';
-import { pauseSession, resumeSession } from '../../src/core/pause-ops.js';
+import { pauseSession, resumeSession } from '../../src/core/ops/pause-ops.js';
 import { nextDueMs } from '../../src/core/run/plan.js';
 
 test('the daemon does not wake a paused session (message and due revisit waiting), and wakes it once on resume', async (t) => {
   const b = await bench(t, { steps: [{ text: 'control done' }, { text: 'resumed and done' }] });
   const paused = b.session();
   pauseSession(b.store, paused, 'hold on');
-  const { sendMessage } = await import('../../src/core/session-ops.js');
+  const { sendMessage } = await import('../../src/core/ops/session-ops.js');
   sendMessage(b.store, paused, 'work while paused');
   b.store.scheduleWake(paused, { due_at: new Date(b.deps.clock.now() - 1000).toISOString(), reason: 'overdue revisit', source: 'agent' });
   const control = b.session('a session that is not paused');

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { reapOrphanSandboxes } from '../../src/daemon/reap.js';
-import { acquireLease } from '../../src/core/lease.js';
+import { acquireLease } from '../../src/core/foundation/lease.js';
 import { tempHome } from '../helpers/home.js';
 
 const ppidOf = (pid: number): number | null => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { bench, type Bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { iso } from '../../src/core/clock.js';
+import { iso } from '../../src/core/foundation/clock.js';
 
 const MINUTE = 60_000;
 

@@ -83,7 +83,7 @@ test("paced hooks: the model's requests and the after-run hooks start only after
 
   pacing.begin('parent');
   const asked = paced.model.complete({} as never, new AbortController().signal);
-  const ended = paced.afterRun[0]!.afterRun({} as never, {} as never, { kind: 'idle', stop: { type: 'end_turn' } });
+  const ended = paced.afterRun[0]!.afterRun({} as never, {} as never, { kind: 'idle', stop: { type: 'end_turn' } }, {} as never);
   await chain(100, order, 'parent run');
   assert.equal(await asked, reply);
   assert.deepEqual(await ended, { kind: 'idle', stop: { type: 'end_turn' } });

@@ -2,7 +2,7 @@
  * A manual clock for tests: time moves only when the test says so, and
  * timers fire in due order as it advances. Nothing sleeps on real time.
  */
-import type { Clock } from '../../src/core/clock.js';
+import type { Clock } from '../../src/core/foundation/clock.js';
 
 interface Timer {
   at: number;

@@ -4,7 +4,7 @@
  */
 import type { TestContext } from 'node:test';
 import { Daemon } from '../../src/daemon/daemon.js';
-import type { WakeResult } from '../../src/core/run/run-context.js';
+import type { WakeResult } from '../../src/core/run/wake-api.js';
 import type { Bench } from './run.js';
 import { beforeHomeRemoved } from './home.js';
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import { Home } from '../../src/core/home.js';
+import { Home } from '../../src/core/foundation/home.js';
 
 export const REPO = path.resolve(import.meta.dirname, '..', '..');
 

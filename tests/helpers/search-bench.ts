@@ -6,15 +6,15 @@
 import type { TestContext } from 'node:test';
 import YAML from 'yaml';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
-import { loadAgent } from '../../src/core/definitions.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { loadAgent } from '../../src/core/definitions/definitions.js';
 import type { Runtime } from '../../src/core/run/run-context.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import { SessionSearch } from '../../src/core/search/session-search.js';
 import type { ToolContext } from '../../src/core/tools/tool.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { tempHome } from './home.js';
 import { testDeps } from './deps.js';
 import { queuedModel, type Reply } from './queued-model.js';

@@ -8,7 +8,7 @@ import { ToolCatalog } from '../../src/core/tools/catalog.js';
 import type { ToolContext, ToolOutput } from '../../src/core/tools/tool.js';
 import type { Sandbox } from '../../src/core/sandbox/sandbox.js';
 import type { SessionStore } from '../../src/core/store/session-store.js';
-import { Redactor } from '../../src/core/redact.js';
+import { Redactor } from '../../src/core/foundation/redact.js';
 import { ManualClock } from './clock.js';
 
 export interface ToolRunner {

@@ -7,9 +7,10 @@
 import type { TestContext } from 'node:test';
 import YAML from 'yaml';
 import { SessionStore } from '../../src/core/store/session-store.js';
-import { createSession } from '../../src/core/create-session.js';
+import { createSession } from '../../src/core/ops/create-session.js';
 import { wake } from '../../src/core/run/wake.js';
-import type { Runtime, WakeOptions } from '../../src/core/run/run-context.js';
+import type { Runtime } from '../../src/core/run/run-context.js';
+import type { WakeOptions } from '../../src/core/run/wake-api.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { parseEventLine } from '../../src/core/store/parse-line.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';

@@ -179,7 +179,7 @@ test('a run that died before the model answered is continued with the same conve
 test('the lease: a held lease is busy; a dead holder\'s lease is taken over once stale', async (t) => {
   const b = await bench(t, { steps: [{ text: 'one' }] });
   const id = b.session('hi');
-  const { acquireLease } = await import('../../src/core/lease.js');
+  const { acquireLease } = await import('../../src/core/foundation/lease.js');
   const held = await acquireLease(b.store.paths(id), { purpose: 'test', nowIso: new Date().toISOString() });
   await assert.rejects(b.wake(id), (e: Error & { code?: string }) => e.code === 'busy' && /is busy: its lease is held by pid \d+/.test(e.message));
   await held.release();

@@ -10,7 +10,7 @@ import YAML from 'yaml';
 import { bench, type Bench } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
 import type { RecordedRequest, Step } from '../helpers/fake-anthropic.js';
-import { sendMessage, defineOutcome } from '../../src/core/session-ops.js';
+import { sendMessage, defineOutcome } from '../../src/core/ops/session-ops.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 
 /** A 529 the SDK retries after 1 ms (its default waits 0.5 s, then 1 s: real time). */

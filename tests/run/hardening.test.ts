@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, execSync } from 'node:child_process';
-import { bench, writeAgent, textOf, toolResults, NO_SHELL } from '../helpers/run.js';
+import { bench, writeAgent, toolResults, NO_SHELL } from '../helpers/run.js';
 import { appendLines, readLines } from '../../src/core/store/jsonl.js';
 import { fitToBudget } from '../../src/core/run/token-budget.js';
 import { tempHome } from '../helpers/home.js';

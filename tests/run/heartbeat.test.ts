@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import YAML from 'yaml';
 import { bench, type Bench } from '../helpers/run.js';
-import { createSession } from '../../src/core/create-session.js';
-import { interruptSession } from '../../src/core/session-ops.js';
-import { loadAgent } from '../../src/core/definitions.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { interruptSession } from '../../src/core/ops/session-ops.js';
+import { loadAgent } from '../../src/core/definitions/definitions.js';
 
 /** Rewrites agents/test/agent.yaml with `heartbeat` (or without one). */
 function setHeartbeat(b: Bench, heartbeat: Record<string, unknown> | null) {

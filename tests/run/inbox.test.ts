@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { drainInbox, inboxHasFiles } from '../../src/core/store/inbox.js';
-import { acquireLease, LEASE_STALE_MS } from '../../src/core/lease.js';
+import { acquireLease, LEASE_STALE_MS } from '../../src/core/foundation/lease.js';
 import { sealTail } from '../../src/core/store/jsonl.js';
 
 /** Writes a file elsewhere in inbox/ under a hidden name, then renames it in, as writers must. */

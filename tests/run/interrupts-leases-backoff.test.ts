@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bench, textOf, toolResults, NO_SHELL } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { confirmToolUse, interruptSession, sendMessage } from '../../src/core/session-ops.js';
+import { confirmToolUse, interruptSession, sendMessage } from '../../src/core/ops/session-ops.js';
 import { nextDueMs } from '../../src/core/run/plan.js';
-import { acquireLease } from '../../src/core/lease.js';
+import { acquireLease } from '../../src/core/foundation/lease.js';
 import { whenExists } from '../helpers/home.js';
 import { FIRST_RUN } from '../helpers/run-ids.js';
 

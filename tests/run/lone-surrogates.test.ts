@@ -16,7 +16,7 @@ import { tempHome } from '../helpers/home.js';
 import { ConversationBuilder, buildConversation, type LoggedEvent } from '../../src/core/run/conversation.js';
 import { fitMessages, shrinkToBudget } from '../../src/core/run/fit-window.js';
 import { PtyShell } from '../../src/core/sandbox/pty-shell.js';
-import { systemClock } from '../../src/core/clock.js';
+import { systemClock } from '../../src/core/foundation/clock.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

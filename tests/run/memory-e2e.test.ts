@@ -10,7 +10,7 @@ import YAML from 'yaml';
 import { bench, BWRAP, toolResults, type Bench } from '../helpers/run.js';
 import { cli } from '../helpers/cli.js';
 import { validateLog } from '../helpers/event-schema.js';
-import { confirmToolUse, defineOutcome } from '../../src/core/session-ops.js';
+import { confirmToolUse, defineOutcome } from '../../src/core/ops/session-ops.js';
 import { memoryVersioned, readVersions, substrateVersioned, readContent, sha256Of } from '../../src/core/memory/version-store.js';
 
 const NO_BWRAP = BWRAP ? false : 'needs bubblewrap (/memory is a mount of the sandbox)';

@@ -14,8 +14,8 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { bench, BWRAP, toolResults } from '../helpers/run.js';
 import { cli } from '../helpers/cli.js';
-import { createSession } from '../../src/core/create-session.js';
-import { sendMessage } from '../../src/core/session-ops.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { memoryVersioned } from '../../src/core/memory/version-store.js';
 
 const NO_BWRAP = BWRAP ? false : 'needs bubblewrap (/memory is a mount of the sandbox)';

@@ -14,7 +14,7 @@ import { bench, NO_SHELL, type Bench } from '../helpers/run.js';
 import { startFakeOpenAI, type FakeOpenAI, type OaiStep } from '../helpers/fake-openai.js';
 import { validateLog } from '../helpers/event-schema.js';
 import { cliInProcess } from '../helpers/cli.js';
-import { confirmToolUse, defineOutcome, interruptSession, sendMessage } from '../../src/core/session-ops.js';
+import { confirmToolUse, defineOutcome, interruptSession, sendMessage } from '../../src/core/ops/session-ops.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
 import { MALFORMED_ARGUMENTS } from '../../src/core/tools/tool-arguments.js';
 

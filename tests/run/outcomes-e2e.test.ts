@@ -9,12 +9,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { bench, shellWorkspace, textOf, toolResults, writeAgent, NO_SHELL, type Bench } from '../helpers/run.js';
+import { bench, shellWorkspace, toolResults, writeAgent, NO_SHELL, type Bench } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { whenExists } from '../helpers/home.js';
 import { validateLog } from '../helpers/event-schema.js';
 import type { RecordedRequest, Step } from '../helpers/fake-anthropic.js';
-import { defineOutcome } from '../../src/core/session-ops.js';
+import { defineOutcome } from '../../src/core/ops/session-ops.js';
 import { outcomeIdOf, type SessionEvent } from '../../src/core/schema/index.js';
 import { HEARTBEAT_MS } from '../../src/core/run/outcome-grading.js';
 import { KILL_GRACE_MS } from '../../src/core/sandbox/pty-shell.js';

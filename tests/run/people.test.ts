@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bench, textOf, NO_SHELL } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
-import { confirmToolUse, answerCustomTool, interruptSession, updateSession, sendMessage } from '../../src/core/session-ops.js';
+import { confirmToolUse, answerCustomTool, interruptSession, updateSession, sendMessage } from '../../src/core/ops/session-ops.js';
 import type { RecordedRequest } from '../helpers/fake-anthropic.js';
 
 type Blocks = Array<Record<string, unknown>>;

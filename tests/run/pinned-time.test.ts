@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { bench } from '../helpers/run.js';
-import { viewEvents } from '../../src/core/event-view.js';
+import { viewEvents } from '../../src/core/views/event-view.js';
 
 test('a line without created_at shows the same time to every later read, and the run that takes it in pins it', async (t) => {
   const b = await bench(t, { steps: [{ text: 'ok' }] });

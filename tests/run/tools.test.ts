@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bench, shellWorkspace, textOf, toolResults, NO_SHELL } from '../helpers/run.js';
+import { bench, shellWorkspace, toolResults, NO_SHELL } from '../helpers/run.js';
 import { validateLog } from '../helpers/event-schema.js';
 
 test('tool round trip: assistant content echoed unchanged, results paired by toolu id', { skip: NO_SHELL }, async (t) => {

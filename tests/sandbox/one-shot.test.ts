@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runOnce, type OneShotConfig } from '../../src/core/sandbox/one-shot.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
-import { systemClock } from '../../src/core/clock.js';
+import { systemClock } from '../../src/core/foundation/clock.js';
 import { ManualClock } from '../helpers/clock.js';
 import { tempHome, whenExists } from '../helpers/home.js';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execSync } from 'node:child_process';
 import { PtyShell, KILL_GRACE_MS } from '../../src/core/sandbox/pty-shell.js';
 import { probeCapabilities } from '../../src/core/sandbox/isolation.js';
-import { systemClock } from '../../src/core/clock.js';
+import { systemClock } from '../../src/core/foundation/clock.js';
 import { tempHome, REPO } from '../helpers/home.js';
 
 const caps = probeCapabilities();
@@ -134,7 +134,7 @@ test('unshare-net (sandbox: auto without bwrap): the network is closed, files ar
 
 test('exported variables outlive the shell: the next shell (a later run, another daemon) exports them again inside the sandbox; never a secret; restart starts clean', { skip }, async (t) => {
   const { ShellSession } = await import('../../src/core/sandbox/shell-session.js');
-  const { Redactor } = await import('../../src/core/redact.js');
+  const { Redactor } = await import('../../src/core/foundation/redact.js');
   const h = tempHome(t, { bundled: false });
   const ws = path.join(h.root, 'ws');
   const rt = path.join(h.root, 'rt');
@@ -242,7 +242,7 @@ test('a cwd longer than PATH_MAX: the command still ends as it should; the recor
 
 test('a long exported value and a long cwd (longer than a terminal line) do not stop the next shell from starting', { skip }, async (t) => {
   const { ShellSession } = await import('../../src/core/sandbox/shell-session.js');
-  const { Redactor } = await import('../../src/core/redact.js');
+  const { Redactor } = await import('../../src/core/foundation/redact.js');
   const h = tempHome(t, { bundled: false });
   const ws = path.join(h.root, 'ws');
   const rt = path.join(h.root, 'rt');

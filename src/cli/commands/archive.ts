@@ -1,4 +1,4 @@
-import { archiveSession } from '../../core/session-lifecycle.js';
+import { archiveSession } from '../../core/ops/session-lifecycle.js';
 import type { CliContext, CommandInput } from '../command.js';
 
 export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {

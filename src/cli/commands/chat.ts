@@ -1,6 +1,6 @@
 import readline from 'node:readline/promises';
-import { answerCustomTool, confirmToolUse, sendMessage } from '../../core/session-ops.js';
-import { resolveEscalation } from '../../core/resolve-escalation.js';
+import { answerCustomTool, confirmToolUse, sendMessage } from '../../core/ops/session-ops.js';
+import { resolveEscalation } from '../../core/ops/resolve-escalation.js';
 import type { SessionEvent } from '../../core/schema/index.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { converse, type Exchange, type Waiting } from '../converse.js';

@@ -1,4 +1,4 @@
-import { confirmToolUse } from '../../core/session-ops.js';
+import { confirmToolUse } from '../../core/ops/session-ops.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 
 export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {

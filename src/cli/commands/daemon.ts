@@ -13,10 +13,10 @@ import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
  * daemon then watches.
  */
 export async function ensureHome(ctx: CliContext, flags: Flags): Promise<void> {
-  const { notAHome } = await import('../../core/home.js');
+  const { notAHome } = await import('../../core/foundation/home.js');
   const missing = notAHome(ctx.home);
   if (!missing) return;
-  if (flags.init !== true) throw (await import('../../core/errors.js')).notFound(`${missing}: not an openboa home (openboa init ${ctx.home.root} makes one; or pass --init)`);
+  if (flags.init !== true) throw (await import('../../core/foundation/errors.js')).notFound(`${missing}: not an openboa home (openboa init ${ctx.home.root} makes one; or pass --init)`);
   const { initHome } = await import('./init.js');
   const made = initHome(ctx.home.root);
   ctx.out.note(`made ${ctx.home.root} a home: ${made.created.join(', ')}`);

@@ -1,5 +1,5 @@
 import readline from 'node:readline/promises';
-import { deleteSession } from '../../core/session-lifecycle.js';
+import { deleteSession } from '../../core/ops/session-lifecycle.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { safeText } from '../safe-text.js';
 

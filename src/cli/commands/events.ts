@@ -1,4 +1,4 @@
-import { describeEvent, gradedBy, viewEvents, type EventView } from '../../core/event-view.js';
+import { describeEvent, gradedBy, viewEvents, type EventView } from '../../core/views/event-view.js';
 import { mcpToolName, outcomeIdOf, type SessionEvent } from '../../core/schema/index.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { wholeNumberFlag } from '../flags.js';

@@ -1,4 +1,4 @@
-import { interruptSession } from '../../core/session-ops.js';
+import { interruptSession } from '../../core/ops/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 
 export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {

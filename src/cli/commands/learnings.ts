@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import { learningsPaths, mergeLearnings, readLearnings, retireLearning } from '../../core/learnings.js';
-import { renderLearningsFile } from '../../core/learnings-file.js';
-import { notFound } from '../../core/errors.js';
+import { learningsPaths, mergeLearnings, readLearnings, retireLearning } from '../../core/memory/learnings.js';
+import { renderLearningsFile } from '../../core/memory/learnings-file.js';
+import { notFound } from '../../core/foundation/errors.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { redactForAgent } from '../session-redactor.js';
 

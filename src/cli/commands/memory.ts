@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { invalidInput, notFound } from '../../core/errors.js';
+import { invalidInput, notFound } from '../../core/foundation/errors.js';
 import { relPath, restoreVersion } from '../../core/memory/memory-dir.js';
 import { LatestVersions, memoryVersioned, readContent, readVersions } from '../../core/memory/version-store.js';
 import type { VersionLine } from '../../core/schema/index.js';

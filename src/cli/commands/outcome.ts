@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { defineOutcome } from '../../core/session-ops.js';
-import { OpenboaError } from '../../core/errors.js';
+import { defineOutcome } from '../../core/ops/session-ops.js';
+import { OpenboaError } from '../../core/foundation/errors.js';
 import { MAX_ITERATIONS, outcomeIdOf } from '../../core/schema/index.js';
 import { UsageError, type CliContext, type CommandInput, type FlagValue } from '../command.js';
 import { wholeNumberFlag } from '../flags.js';

@@ -1,4 +1,4 @@
-import { pauseSession } from '../../core/pause-ops.js';
+import { pauseSession } from '../../core/ops/pause-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 
 export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {

@@ -1,4 +1,4 @@
-import { resolveEscalation } from '../../core/resolve-escalation.js';
+import { resolveEscalation } from '../../core/ops/resolve-escalation.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { wholeNumberFlag } from '../flags.js';
 

@@ -1,4 +1,4 @@
-import { resumeSession } from '../../core/pause-ops.js';
+import { resumeSession } from '../../core/ops/pause-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { whyItWaits } from '../why-it-waits.js';
 

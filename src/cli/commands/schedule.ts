@@ -1,6 +1,6 @@
-import { cancelRevisit, scheduleRevisit } from '../../core/session-ops.js';
-import { describeRecurrence } from '../../core/recurrence.js';
-import { OpenboaError } from '../../core/errors.js';
+import { cancelRevisit, scheduleRevisit } from '../../core/ops/session-ops.js';
+import { describeRecurrence } from '../../core/schedule/recurrence.js';
+import { OpenboaError } from '../../core/foundation/errors.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { durationFlag } from '../flags.js';
 

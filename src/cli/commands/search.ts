@@ -1,6 +1,6 @@
 import { SessionSearch } from '../../core/search/session-search.js';
 import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX } from '../../core/schema/index.js';
-import { notFound } from '../../core/errors.js';
+import { notFound } from '../../core/foundation/errors.js';
 import fs from 'node:fs';
 import type { CliContext, CommandInput } from '../command.js';
 import { UsageError } from '../command.js';

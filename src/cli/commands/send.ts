@@ -1,4 +1,4 @@
-import { sendMessage } from '../../core/session-ops.js';
+import { sendMessage } from '../../core/ops/session-ops.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { readStdin } from '../stdin.js';
 import { whyItWaits } from '../why-it-waits.js';

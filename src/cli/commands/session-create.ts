@@ -1,6 +1,6 @@
-import { listAgents, listEnvironments } from '../../core/definitions.js';
-import { OpenboaError, notFound } from '../../core/errors.js';
-import { createSession } from '../../core/create-session.js';
+import { listAgents, listEnvironments } from '../../core/definitions/definitions.js';
+import { OpenboaError, notFound } from '../../core/foundation/errors.js';
+import { createSession } from '../../core/ops/create-session.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 
 /**

@@ -3,7 +3,7 @@ import { nextWakeAt } from '../../core/store/wake-queue-fold.js';
 import { stopLabel } from '../stop-label.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
-import { SESSION_STATUSES } from './index.js';
+import { SESSION_STATUSES } from '../session-statuses.js';
 
 export async function run(ctx: CliContext, { flags }: CommandInput): Promise<number | void> {
   const status = choiceFlag(flags, 'status', SESSION_STATUSES);

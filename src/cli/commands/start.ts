@@ -1,5 +1,5 @@
-import { defineOutcome } from '../../core/session-ops.js';
-import { createSession } from '../../core/create-session.js';
+import { defineOutcome } from '../../core/ops/session-ops.js';
+import { createSession } from '../../core/ops/create-session.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { ensureHome, runDaemon } from './daemon.js';
 import { invocation } from '../invocation.js';

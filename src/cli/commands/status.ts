@@ -1,15 +1,15 @@
 import { stopLabel } from '../stop-label.js';
 import { waitingLines } from '../waiting-lines.js';
-import { sessionStatus } from '../../core/session-ops.js';
+import { sessionStatus } from '../../core/ops/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { cacheReadShare, describeContextCut, type SessionSnapshot } from '../../core/schema/index.js';
-import { cutHead } from '../../core/text-cut.js';
+import { cutHead } from '../../core/foundation/text-cut.js';
 import { TAIL_GRACE_MS } from '../../core/store/jsonl.js';
 import { redactFor } from '../session-redactor.js';
-import { escalationsOf } from '../../core/resolve-escalation.js';
-import { childrenOf, type ChildView } from '../../core/children-view.js';
-import { treeOf, type TreeCensus } from '../../core/session-tree.js';
-import { SPAWN_RATE_WINDOW_MS } from '../../core/spawn-limits.js';
+import { escalationsOf } from '../../core/ops/resolve-escalation.js';
+import { childrenOf, type ChildView } from '../../core/views/children-view.js';
+import { treeOf, type TreeCensus } from '../../core/delegation/session-tree.js';
+import { SPAWN_RATE_WINDOW_MS } from '../../core/delegation/spawn-limits.js';
 
 /** `text` on one line (its first non-empty line when `first`), at most `n` characters. */
 function oneLine(text: string, n: number, first = false): string {

@@ -1,4 +1,4 @@
-import { answerCustomTool } from '../../core/session-ops.js';
+import { answerCustomTool } from '../../core/ops/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { readStdin } from '../stdin.js';
 

@@ -1,4 +1,4 @@
-import { homeUsage, sessionUsage, usageTree, type UsageNode, type UsageTotals } from '../../core/usage-report.js';
+import { homeUsage, sessionUsage, usageTree, type UsageNode, type UsageTotals } from '../../core/views/usage-report.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { UsageError } from '../command.js';
 

@@ -1,5 +1,5 @@
 import { wake } from '../../core/run/wake.js';
-import { busy } from '../../core/errors.js';
+import { busy } from '../../core/foundation/errors.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { EXIT } from '../exit.js';
 import { redactFor } from '../session-redactor.js';

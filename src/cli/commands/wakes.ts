@@ -1,5 +1,5 @@
-import { viewWakes, type WakeView } from '../../core/wake-view.js';
-import { describeRecurrence } from '../../core/recurrence.js';
+import { viewWakes, type WakeView } from '../../core/views/wake-view.js';
+import { describeRecurrence } from '../../core/schedule/recurrence.js';
 import type { CliContext, CommandInput } from '../command.js';
 
 export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {

@@ -17,7 +17,7 @@ import { ErrorCode, McpError, type CallToolResult, type Tool as McpToolInfo } fr
 import { isStdioServer, type McpServer } from '../schema/index.js';
 import { StdioGroupTransport } from './stdio-group-transport.js';
 import { boundedFetch } from './bounded-fetch.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 
 /** What a stdio server inherits from the daemon's environment (besides its own `env`): enough to find and run a program. */
 export const MINIMAL_ENV_NAMES = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;

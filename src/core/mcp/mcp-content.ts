@@ -6,7 +6,7 @@
  * (the environment's output limit, tools/output-limit.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 
 /** Characters held while converting (the output limit applies after): a server cannot make us hold more. */
 export const MAX_RESULT_CHARS = 4 * 1024 * 1024;

@@ -12,7 +12,7 @@
  */
 import type { Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { MODEL_TOOL_NAME, isStdioServer, mcpToolName, type McpServer } from '../schema/index.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 import { MAX_LISTED_TOOLS, McpConnection, type CallOutcome, type ResolvedServer } from './mcp-connection.js';
 import { resultText } from './mcp-content.js';
 

@@ -7,7 +7,7 @@
  * What a probe reports is redacted with the secrets it resolved.
  */
 import { isStdioServer, type McpServer } from '../schema/index.js';
-import { Redactor } from '../redact.js';
+import { Redactor } from '../foundation/redact.js';
 import { isLoopbackUrl, McpConnection } from './mcp-connection.js';
 import { resolveMcpServers } from './mcp-hub.js';
 

@@ -7,9 +7,12 @@
  */
 import type { RunContext } from '../run/run-context.js';
 import type { RunJournal } from '../run/journal.js';
-import type { McpToolUseEvent } from '../run/loop-hooks.js';
+import type { SessionEvent } from '../schema/index.js';
+
+type McpToolUseEvent = Extract<SessionEvent, { type: 'agent.mcp_tool_use' }>;
 import type { ToolOutput } from '../tools/tool.js';
 import { limitOutput } from '../tools/output-limit.js';
+import type { McpHub } from './mcp-hub.js';
 
 /** A session.error about one server (Managed Agents' mcp_connection_failed_error, with the server's name). */
 function serverError(journal: RunJournal, server: string, code: string, message: string): void {
@@ -18,8 +21,7 @@ function serverError(journal: RunJournal, server: string, code: string, message:
 }
 
 /** Starts the run's MCP servers, once; cut short by the run's signal, which also kills them. */
-export async function startMcpServers(ctx: RunContext, journal: RunJournal): Promise<void> {
-  const hub = ctx.mcp;
+export async function startMcpServers(hub: McpHub, ctx: RunContext, journal: RunJournal): Promise<void> {
   if (hub.empty) return;
   const signal = ctx.control.signal;
   // Any abort (interrupt, shutdown, deadline, a lost lease) kills every server at once, mid-call or not.
@@ -32,8 +34,8 @@ export async function startMcpServers(ctx: RunContext, journal: RunJournal): Pro
 }
 
 /** Runs one MCP tool use; every failure is an error result. */
-export async function runMcpTool(ctx: RunContext, journal: RunJournal, use: McpToolUseEvent): Promise<ToolOutput> {
-  const res = await ctx.mcp.call(use.mcp_server_name, use.name, use.input, ctx.control.signal);
+export async function runMcpTool(hub: McpHub, ctx: RunContext, journal: RunJournal, use: McpToolUseEvent): Promise<ToolOutput> {
+  const res = await hub.call(use.mcp_server_name, use.name, use.input, ctx.control.signal);
   if (res.report) serverError(journal, use.mcp_server_name, 'mcp_tool_call_failed', `MCP server ${use.mcp_server_name}, tool ${use.name}: ${res.report}`);
   const text = ctx.env.redactor.text(res.text);
   return { isError: res.isError, text: await limitOutput(text, ctx.environment.def.shell.output_limit_chars, { sandbox: ctx.sandbox, toolUseId: use.id, signal: ctx.control.signal }) };

@@ -16,8 +16,8 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { probeCapabilities } from '../sandbox/isolation.js';
-import { killSession } from '../sandbox/pty-shell.js';
-import { cutTail } from '../text-cut.js';
+import { killSession } from '../sandbox/kill-session.js';
+import { cutTail } from '../foundation/text-cut.js';
 
 /** What of a server's stderr is kept for an error message (its tail). */
 const STDERR_KEEP = 2000;

@@ -27,7 +27,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Home } from '../home.js';
+import type { Home } from '../foundation/home.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { appendLines, readLines, START, type Cursor } from '../store/jsonl.js';
 import { describeIssues } from '../store/parse-line.js';

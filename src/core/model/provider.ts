@@ -6,8 +6,14 @@
  * scripted (replays a YAML script). docs/providers.md.
  */
 import type { ModelUsage, TextBlock, UserContentBlock } from '../schema/index.js';
-import type { ToolDefinition } from '../tools/catalog.js';
 import type { SessionErrorObject } from '../schema/index.js';
+
+/** What the model is sent for one tool. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  input_schema: { type: 'object'; [k: string]: unknown };
+}
 
 export type AssistantBlock =
   | { type: 'text'; text: string }

@@ -5,9 +5,9 @@
  * engine). A new engine is one more entry, not an edit of the run
  * (docs/providers.md).
  */
-import type { Home } from '../home.js';
-import type { LoadedAgent } from '../definitions.js';
-import { loadScript } from '../definitions.js';
+import type { Home } from '../foundation/home.js';
+import type { LoadedAgent } from '../definitions/definitions.js';
+import { loadScript } from '../definitions/definitions.js';
 import { anthropicProvider } from './anthropic.js';
 import { openaiProvider } from './openai.js';
 import { scriptedProvider } from './scripted.js';

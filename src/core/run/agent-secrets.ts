@@ -19,8 +19,8 @@
  * it cannot know and does not redact. A definition that does not load is
  * left out. Never throws.
  */
-import { listEnvironments, loadAgent, loadEnvironment } from '../definitions.js';
-import type { Home } from '../home.js';
+import { listEnvironments, loadAgent, loadEnvironment } from '../definitions/definitions.js';
+import type { Home } from '../foundation/home.js';
 import { resolveMcpServers } from '../mcp/mcp-hub.js';
 import { builtinModels, type ModelRegistry } from '../model/registry.js';
 import { mergeSecrets, resolveSecrets } from './environment.js';

@@ -16,9 +16,9 @@
  * both land, and the parent's fold takes the first and drops the repeat
  * (store/children-fold.ts), so the parent's conversation reads it once.
  */
-import { readLinesBefore } from '../store/jsonl.js';
+import type { AfterCloseHook } from './loop-hooks.js';
 import { parseEventLine } from '../store/parse-line.js';
-import { cutTail } from '../text-cut.js';
+import { cutTail } from '../foundation/text-cut.js';
 import type { NewEvent, SessionSnapshot } from '../schema/index.js';
 import type { Runtime } from './run-context.js';
 
@@ -62,9 +62,8 @@ export function reportToParent(rt: Runtime, childId: string, child?: SessionSnap
  * REPORT_CHARS; a note when the run said nothing.
  */
 function lastMessage(rt: Runtime, childId: string, runId: string): string {
-  const file = rt.store.paths(childId).events;
   const snap = rt.store.snapshot(childId, { persist: false });
-  const lines = readLinesBefore(file, snap.journals.events, TAIL_BYTES);
+  const lines = rt.store.readRawBefore(childId, snap.journals.events, TAIL_BYTES);
   const format = rt.store.logFormat(childId);
   for (let i = lines.length - 1; i >= 0; i--) {
     const r = parseEventLine(lines[i]!, rt.deps.clock.now(), format);
@@ -77,4 +76,18 @@ function lastMessage(rt: Runtime, childId: string, runId: string): string {
     if (e.type === 'session.status_running' && e.wake_id === runId && !e.continuation) break;
   }
   return '(the child said nothing in its last run)';
+}
+
+/** The after-close hook: a child's run that ended idle reports to its parent (a failure is repaired when the daemon next looks at this child). */
+export function childReport(): AfterCloseHook {
+  return {
+    afterClose(rt, sessionId, after, ending) {
+      if (ending.kind !== 'idle' || !after.parent_session_id) return;
+      try {
+        reportToParent(rt, sessionId, after);
+      } catch {
+        // the parent's log is not writable now: reportToParent runs again whenever the daemon looks at this child
+      }
+    },
+  };
 }

@@ -26,7 +26,7 @@
 import type { Message, ModelProvider, ModelRequest } from '../model/provider.js';
 import type { NewEvent, SessionSnapshot } from '../schema/index.js';
 import { estimateTokens } from './token-budget.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 import { digestOf } from './compaction.js';
 import { pruneTurns, vitalOf } from './context-prune.js';
 import { summaryNote } from './fit-opening.js';
@@ -37,7 +37,7 @@ import type { ContextStrategy } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import { runModel } from './model-choice.js';
-import { requestCost } from '../pricing.js';
+import { requestCost } from '../definitions/pricing.js';
 
 /** VITAL lines carried after a summary at most (the newest). */
 export const MAX_VITAL_LINES = 64;

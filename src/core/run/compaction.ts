@@ -9,7 +9,7 @@
  */
 import type { Message } from '../model/provider.js';
 import type { TextBlock } from '../schema/index.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 
 /** Tokens the digest takes at most; it gets only what the kept turns leave (fit-window.ts). */
 export const DIGEST_TOKENS = 1500;

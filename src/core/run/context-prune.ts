@@ -13,7 +13,7 @@
  * conversation rebuilt from the log prunes exactly the same blocks.
  */
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
-import { cutHead, cutTail } from '../text-cut.js';
+import { cutHead, cutTail } from '../foundation/text-cut.js';
 
 /** A line that must survive compaction: [VITAL], #vital, #critical, [!], or one starting ERROR: / WARNING:. */
 const VITAL_LINE = /\[VITAL\]|#vital\b|#critical\b|\[!\]|^\s*(?:ERROR|WARNING):/i;

@@ -29,29 +29,22 @@
  * session's conversation for good. Done once per event, where it enters, the
  * request stays a function of the log and each request extends the last.
  */
-import { mcpToolName, type SessionEvent, type TextBlock } from '../schema/index.js';
+import { isUserEventType, type SessionEvent, type TextBlock } from '../schema/index.js';
 import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../model/provider.js';
-import { cutHead, wellFormed, wellFormedDeep } from '../text-cut.js';
+import { wellFormed, wellFormedDeep } from '../foundation/text-cut.js';
 import { repairIncremental, type RepairState } from './message-repair.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
-import { pruneTurns } from './context-prune.js';
-import { summaryNote } from './fit-opening.js';
-import { childNote, contextWarningNote, evaluationNote, outcomeBrief } from './turn-notes.js';
-import { NUDGE_ACTIONS } from '../schema/guards.js';
+import { conversationKind } from '../kinds/index.js';
+import { originOf, placeholderText, reasonOf, tagOrigin, type BlockOrigin } from './block-origin.js';
+
+export { originOf, placeholderText, type BlockOrigin };
+import type { CompactedSummary, ConversationSink } from '../kinds/event-kind.js';
+
+export type { CompactedSummary };
 
 export interface LoggedEvent {
   line: number;
   event: SessionEvent;
-}
-
-/** Where a user-side block of the conversation came from. */
-export interface BlockOrigin {
-  /** Line in events.jsonl, null when unknown (an event never read). */
-  line: number | null;
-  eventId: string;
-  eventType: string;
-  /** The block is a note standing for an event that could not be read or converted. */
-  placeholder: boolean;
 }
 
 /** An event the builder could not convert; the run reports it once (session.error naming the line). */
@@ -61,41 +54,8 @@ export interface ConversionProblem {
   message: string;
 }
 
-/**
- * Origins of the user-side blocks (message blocks, tool results, notes), by
- * block identity. All blocks of one event share one origin object, so a
- * reader can treat them as one unit. Blocks are never mutated, only copied,
- * so the identity holds until someone copies them.
- */
-const origins = new WeakMap<object, BlockOrigin>();
-
-/** Where a block came from, when the builder made or took it in; undefined for anything else. */
-export function originOf(block: object): BlockOrigin | undefined {
-  return origins.get(block);
-}
-
 /** Lines of problems kept (the newest); each is reported once, so older ones were reported already. */
 const MAX_PROBLEMS = 100;
-
-/** One line, at most 200 characters: an error as a note and a session.error can quote it. */
-const reasonOf = (err: unknown) => cutHead((err instanceof Error ? `${err.name}: ${err.message}` : String(err)).replace(/\s+/g, ' '), 200);
-
-/**
- * The note that stands for an event the conversation cannot hold, where it would have entered:
- * its id and line, and why. Deterministic, so the same log gives the same request.
- */
-export function placeholderText(eventId: string, line: number | null, eventType: string | null, why: string): string {
-  const where = line !== null ? `events.jsonl line ${line}` : 'line unknown';
-  return wellFormed(`[openboa: ${eventType ?? 'event'} ${eventId} (${where}) belongs here but is not in this request: ${why}. It is in the session log.]`);
-}
-
-/** The summary and VITAL lines of the latest compaction, which open the conversation after it. */
-export interface CompactedSummary {
-  text: string;
-  vital: readonly string[];
-  /** The agent.thread_context_compacted that carries them. */
-  eventId: string;
-}
 
 export interface ConversationView {
   messages: Message[];
@@ -124,16 +84,17 @@ function nonBlank(blocks: readonly TextBlock[], fallback: string): TextBlock[] {
 /** How many tool-use ids to remember for pairing results (results come soon after their use). */
 const MAX_USE_IDS = 4096;
 
-/** Event types whose content enters the conversation, and so must be measurable. */
-const CARRIES_CONTENT = new Set<string>(['user.message', 'user.define_outcome', 'agent.thread_message_received', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result', 'agent.mcp_tool_use', 'agent.mcp_tool_result']);
+/** The core's event types whose content enters the conversation, and so must be measurable (a kind says so of its own: carriesContent). */
+const CARRIES_CONTENT = new Set<string>(['user.message', 'user.custom_tool_result', 'agent.message', 'agent.thinking', 'agent.tool_use', 'agent.custom_tool_use', 'agent.tool_result']);
+const carriesContent = (type: string) => CARRIES_CONTENT.has(type) || conversationKind(type)?.carriesContent === true;
 
 export class ConversationBuilder {
   private msgs: Message[] = [];
   /** The log line being fed when each message of `msgs` began (a compaction names turns by it). */
   private starts: number[] = [];
   private feeding = 0;
-  /** The latest compaction's summary and VITAL lines, which open the view. */
-  private summary: CompactedSummary | null = null;
+  /** The latest compaction's summary and VITAL lines, and the note that carries them: they open the view. */
+  private opening: { summary: CompactedSummary; note: string } | null = null;
   /** User events fed and not yet taken in (every user type, so the builder knows their ids). */
   private userEvents = new Map<string, LoggedEvent>();
   /** Notes for events that will be taken in but cannot be read or converted, by event id. */
@@ -143,6 +104,25 @@ export class ConversationBuilder {
   private userBlocks: UserBlock[] = [];
   private results: ToolResultBlock[] = [];
   private assistant: AssistantBlock[] | null = null;
+
+  /** What a capability's event kind may add (kinds/event-kind.ts), through the builder's own steps. */
+  private readonly sink: ConversationSink = {
+    userText: (text, o) => {
+      if (o?.closesTurn) this.closeAssistant();
+      this.userBlocks.push({ type: 'text', text });
+    },
+    toolUse: (eventId, modelToolUseId, name, input) => this.addToolUse(eventId, modelToolUseId, name, input),
+    toolResult: (line, result, useEventId, content, isError) => this.addToolResult(line, result, useEventId, content, isError),
+    turns: () => ({ messages: this.msgs, starts: this.starts }),
+    setTurns: (messages, starts) => {
+      this.msgs = messages;
+      this.starts = starts;
+      this.memo = null;
+    },
+    open: (summary, note) => {
+      this.opening = { summary, note };
+    },
+  };
 
   get size(): number {
     return this.msgs.length;
@@ -161,28 +141,7 @@ export class ConversationBuilder {
 
   /** The summary that opens the conversation since the latest compaction, if any. */
   get compactedSummary(): CompactedSummary | null {
-    return this.summary;
-  }
-
-  /**
-   * A compaction (docs/context.md): prune the turns that began before
-   * `pruned_before_line` (phases 0 and 1), leave out those that began before
-   * `kept_from_line` behind its summary. Applied where its line sits, to what
-   * was fed before it, so a rebuild from the log gives the same messages.
-   */
-  private compact(e: Extract<SessionEvent, { type: 'agent.thread_context_compacted' }>) {
-    if (e.pruned_before_line !== undefined) {
-      const upTo = this.starts.findIndex((l) => l >= (e.pruned_before_line as number));
-      this.msgs = pruneTurns(this.msgs, upTo < 0 ? this.msgs.length : upTo, { keepThinking: e.keep_thinking ?? 0, pruneOver: e.prune_over ?? Number.MAX_SAFE_INTEGER });
-    }
-    if (e.kept_from_line !== undefined && e.summary !== undefined) {
-      let k = this.starts.findIndex((l) => l >= (e.kept_from_line as number));
-      if (k < 0) k = this.msgs.length;
-      this.msgs = this.msgs.slice(k);
-      this.starts = this.starts.slice(k);
-      this.summary = { text: e.summary, vital: e.vital ?? [], eventId: e.id };
-    }
-    this.memo = null;
+    return this.opening?.summary ?? null;
   }
 
   private flushUser() {
@@ -231,22 +190,20 @@ export class ConversationBuilder {
   /** The blocks a user event adds where it is taken in: [tool results, other blocks]. May throw. */
   private userContent(line: number, e: SessionEvent): [ToolResultBlock[], UserBlock[]] {
     const origin: BlockOrigin = { line, eventId: e.id, eventType: e.type, placeholder: false };
-    const tag = <T extends object>(b: T): T => (origins.set(b, origin), b);
+    const tag = <T extends object>(b: T): T => (tagOrigin(b, origin), b);
     switch (e.type) {
       case 'user.message':
         return [[], (e.content as UserBlock[]).map(tag)];
-      case 'user.define_outcome':
-        return [[], textBlocks(outcomeBrief(e)).map(tag)];
-      case 'agent.thread_message_received':
-      case 'session.thread_status_idle':
-        return [[], textBlocks(childNote(e)).map(tag)];
       case 'user.custom_tool_result': {
         const id = this.useIds.get(e.custom_tool_use_id);
         if (!id) return [[], []];
         return [[tag({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content ?? [], '(no content)'), ...(e.is_error ? { is_error: true } : {}) })], []];
       }
-      default:
-        return [[], []];
+      default: {
+        // A capability's user event says its own words (an outcome's brief, a child's report).
+        const text = conversationKind(e.type)?.takenIn?.(e) ?? null;
+        return [[], text === null ? [] : textBlocks(text).map(tag)];
+      }
     }
   }
 
@@ -276,7 +233,7 @@ export class ConversationBuilder {
 
   private noteBlock(text: string, origin: BlockOrigin): TextBlock {
     const b: TextBlock = { type: 'text', text };
-    origins.set(b, origin);
+    tagOrigin(b, origin);
     return b;
   }
 
@@ -288,38 +245,35 @@ export class ConversationBuilder {
   feed(line: number, e: SessionEvent): void {
     this.feeding = line;
     try {
-      if (CARRIES_CONTENT.has(e.type)) estimateTokens(e); // its size must be measurable, or it cannot be sent
+      if (carriesContent(e.type)) estimateTokens(e); // its size must be measurable, or it cannot be sent
       e = wellFormedDeep(e);
       this.apply(line, e);
     } catch (err) {
       const why = this.fail(line, e, err);
       const eventId = wellFormed(e.id); // `e` may not have been made well-formed yet
       const origin: BlockOrigin = { line, eventId, eventType: e.type, placeholder: true };
-      if (e.type === 'user.message' || e.type === 'user.define_outcome' || e.type === 'user.custom_tool_result' || e.type === 'agent.thread_message_received') {
+      const answers = e.type === 'agent.tool_result' ? e.tool_use_id : conversationKind(e.type)?.answers?.(e);
+      if (isUserEventType(e.type) && carriesContent(e.type)) {
         this.notes.set(eventId, { text: placeholderText(eventId, line, e.type, why), origin });
-      } else if (e.type === 'agent.tool_result' || e.type === 'agent.mcp_tool_result') {
-        const id = this.useIds.get(wellFormed(e.type === 'agent.tool_result' ? e.tool_use_id : e.mcp_tool_use_id));
+      } else if (answers !== undefined) {
+        const id = this.useIds.get(wellFormed(answers));
         if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: textBlocks(placeholderText(e.id, line, e.type, why)), is_error: true }, origin));
       }
     }
   }
 
   private tagResult(b: ToolResultBlock, origin: BlockOrigin): ToolResultBlock {
-    origins.set(b, origin);
+    tagOrigin(b, origin);
     return b;
   }
 
   private apply(line: number, e: SessionEvent): void {
+    if (isUserEventType(e.type)) {
+      // Held until a session.status_running takes it in: it enters there, once.
+      this.userEvents.set(e.id, { line, event: e });
+      return;
+    }
     switch (e.type) {
-      case 'user.message':
-      case 'user.define_outcome':
-      case 'user.custom_tool_result':
-      case 'user.tool_confirmation':
-      case 'user.interrupt':
-      case 'agent.thread_message_received':
-      case 'session.thread_status_idle':
-        this.userEvents.set(e.id, { line, event: e });
-        break;
       case 'session.status_running':
         for (const id of e.processed_event_ids) this.takeIn(id);
         for (const w of e.wakes ?? []) this.userBlocks.push({ type: 'text', text: `[scheduled revisit ${w.id}, due ${w.due_at}] ${w.reason}` });
@@ -340,54 +294,31 @@ export class ConversationBuilder {
         break;
       case 'agent.tool_use':
       case 'agent.custom_tool_use':
-        this.useIds.set(e.id, e.model_tool_use_id);
-        if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
-        (this.assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: e.name, input: e.input });
-        break;
-      case 'agent.mcp_tool_use':
-        // The model called it by its prefixed name; the log keeps server and tool apart.
-        this.useIds.set(e.id, e.model_tool_use_id);
-        if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
-        (this.assistant ??= []).push({ type: 'tool_use', id: e.model_tool_use_id, name: mcpToolName(e.mcp_server_name, e.name), input: e.input });
+        this.addToolUse(e.id, e.model_tool_use_id, e.name, e.input);
         break;
       case 'span.model_request_end':
         this.closeAssistant();
         break;
-      case 'agent.thread_context_compacted':
-        this.compact(e);
-        break;
-      case 'session.context_warning': {
-        const note = contextWarningNote(e);
-        if (note) this.userBlocks.push({ type: 'text', text: note });
-        break;
-      }
-      case 'span.outcome_evaluation_end': {
-        // What the agent must act on enters as its next user turn; a satisfied, failed or interrupted
-        // outcome asks nothing of it (the run goes idle), so it adds nothing to answer.
-        const note = evaluationNote(e);
-        if (note) {
-          this.closeAssistant();
-          this.userBlocks.push({ type: 'text', text: note });
-        }
-        break;
-      }
-      case 'session.guard':
-        // A guard's nudge (docs/context.md) is the model's next user turn, where it sits; its other records are in results already.
-        if (NUDGE_ACTIONS.has(e.action)) {
-          this.closeAssistant();
-          this.userBlocks.push({ type: 'text', text: e.message });
-        }
-        break;
       case 'agent.tool_result':
-      case 'agent.mcp_tool_result': {
-        this.closeAssistant();
-        const id = this.useIds.get(e.type === 'agent.tool_result' ? e.tool_use_id : e.mcp_tool_use_id);
-        if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: nonBlank(e.content, '(no output)'), ...(e.is_error ? { is_error: true } : {}) }, { line, eventId: e.id, eventType: e.type, placeholder: false }));
+        this.addToolResult(line, e, e.tool_use_id, e.content, e.is_error);
         break;
-      }
       default:
+        // Every other event enters as its capability says (kinds/index.ts), or not at all.
+        conversationKind(e.type)?.enter?.(this.sink, e, line);
         break;
     }
+  }
+
+  private addToolUse(eventId: string, modelToolUseId: string, name: string, input: unknown): void {
+    this.useIds.set(eventId, modelToolUseId);
+    if (this.useIds.size > MAX_USE_IDS) this.useIds.delete(this.useIds.keys().next().value as string);
+    (this.assistant ??= []).push({ type: 'tool_use', id: modelToolUseId, name, input: input as Record<string, unknown> });
+  }
+
+  private addToolResult(line: number, result: SessionEvent, useEventId: string, content: ReadonlyArray<{ type: 'text'; text: string }>, isError: boolean): void {
+    this.closeAssistant();
+    const id = this.useIds.get(useEventId);
+    if (id) this.results.push(this.tagResult({ type: 'tool_result', tool_use_id: id, content: nonBlank(content as TextBlock[], '(no output)'), ...(isError ? { is_error: true } : {}) }, { line, eventId: result.id, eventType: result.type, placeholder: false }));
   }
 
   private memo: RepairState | null = null;
@@ -403,10 +334,10 @@ export class ConversationBuilder {
     if (this.assistant && this.assistant.length) add({ role: 'assistant', content: [...this.assistant] });
     if (this.userBlocks.length || this.results.length) add({ role: 'user', content: [...this.results, ...this.userBlocks] });
     let opening: ConversationView['opening'] = null;
-    if (this.summary) {
+    if (this.opening) {
       // The summary opens the conversation: the same text, in the same place, until the next compaction.
-      const note: TextBlock = { type: 'text', text: summaryNote(this.summary.text, this.summary.vital) };
-      opening = { block: note, summary: this.summary };
+      const note: TextBlock = { type: 'text', text: this.opening.note };
+      opening = { block: note, summary: this.opening.summary };
       const first = msgs[0];
       if (first && first.role === 'user') msgs[0] = { role: 'user', content: [note, ...first.content] };
       else msgs.unshift({ role: 'user', content: [note] });

@@ -5,20 +5,29 @@
  * capability adds its hook to the list defaultHooks() returns; the loop does
  * not change.
  */
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { PendingWake } from '../schema/index.js';
 import { backoffMs } from './backoff.js';
 import { compactingContext } from './compacting-context.js';
 import { failureGuards, guardedToolPolicy } from './failure-guards.js';
 import { createdAtOf } from './plan.js';
+import { takenMidRun } from '../kinds/index.js';
 import { gradeOutcomes, liveOutcomeFile } from './outcome-grading.js';
-import { correctionsFromDenials } from './learnings-run.js';
-import { memoryRecorder } from './memory-run.js';
+import { correctionsFromDenials, learningsSection } from './learnings-run.js';
+import { memoryRecorder, memorySection, memoryVersions } from './memory-run.js';
+import { instructionsSection, runtimeSection, skillsSection } from './system-prompt.js';
 import { stopWhenPaused } from './pause-steering.js';
 import { relationsAtRunEnd } from './relations-file.js';
 import { usageFile } from './usage-file.js';
-import type { AfterRunHook, AfterTurnHook, LoopHooks, Steering } from './loop-hooks.js';
+import type { AfterRunHook, AfterTurnHook, Bound, LoopHooks, RunService, SessionPreparer, Steering } from './loop-hooks.js';
+import { bornInterrupted } from './interrupt-from-above.js';
+import { reconcileHeartbeat } from './heartbeat.js';
+import { mcpService } from '../mcp/mcp-service.js';
+import { outcomeStartFile } from './outcome-grading.js';
+import { relationsStartFile } from './relations-file.js';
+import { treeBudget } from './tree-budget.js';
+import { childReport } from './child-report.js';
 import type { RunContext } from './run-context.js';
 
 /** Empty replies in a row that end the run. */
@@ -28,7 +37,8 @@ export const EMPTY_STOP = 3;
 export const MAX_WAKE_ATTEMPTS = 10;
 
 /**
- * Mid-run steering: user messages (outcomes, children's reports) appended during the run
+ * Mid-run steering: user messages, and the user events a capability takes
+ * in mid-run (kinds/index.ts: outcomes, children's reports), appended during the run
  * are taken into it at the next model request, listed in a continuation
  * session.status_running (so they enter the conversation there, once). An
  * interrupt appended during the run stops it, daemon or not.
@@ -41,11 +51,23 @@ export function takeMidRunInput(): Steering {
         ctx.control.abort({ kind: 'interrupt' });
         return s;
       }
-      const take = s.pending_events.filter((p) => p.type === 'user.message' || p.type === 'user.define_outcome' || p.type === 'agent.thread_message_received' || p.type === 'session.thread_status_idle');
+      const take = s.pending_events.filter((p) => takenMidRun(p.type));
       if (take.length === 0) return s;
       journal.emit([{ type: 'session.status_running', wake_id: ctx.runId, trigger: ctx.trigger, processed_event_ids: take.map((p) => p.id), ...createdAtOf(take), continuation: true }]);
       // The window reads no further than the fold: fold the record that takes them in.
       return ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
+    },
+  };
+}
+
+/** The run's request limit (limits.max_model_requests_per_wake). */
+export function requestCap(): Bound {
+  return {
+    check(ctx, journal) {
+      const max = ctx.agent.def.limits.max_model_requests_per_wake;
+      if (journal.usage.model_requests < max) return null;
+      journal.error({ type: 'tool_use_limit_reached_error', code: 'max_model_requests_per_wake', message: `the run made ${journal.usage.model_requests} model requests, the limit (max_model_requests_per_wake); send a message to go on`, retry: 'exhausted' });
+      return { kind: 'idle', stop: { type: 'retries_exhausted' } };
     },
   };
 }
@@ -93,8 +115,19 @@ export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
   };
 }
 
+/** What prepares a session before its run is planned (loop-hooks.ts, SessionPreparer): the heartbeat of agent.yaml in its queue. */
+export const defaultPreparers: readonly SessionPreparer[] = [reconcileHeartbeat];
+
+/**
+ * The services of a run, fresh for each: MCP servers, the memory versions
+ * around the sandbox, and the runtime/ files outcomes and delegation keep.
+ */
+export function defaultServices(): RunService[] {
+  return [mcpService(), memoryVersions(), outcomeStartFile(), relationsStartFile()];
+}
+
 /** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */
-export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[]): LoopHooks {
+export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[], services: readonly RunService[]): LoopHooks {
   const outcomes = gradeOutcomes(model);
   const memory = memoryRecorder();
   return {
@@ -102,7 +135,13 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
     steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
+    bounds: [treeBudget(), requestCap()],
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory],
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
+    afterClose: [childReport()],
+    promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
+    observers: [],
+    services,
+    gates: [bornInterrupted()],
   };
 }

@@ -12,9 +12,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EnvironmentDefinition, MemorySettings, SessionOverrides } from '../schema/index.js';
 import { agentMounts } from '../memory/memory-dir.js';
-import type { Home, SessionPaths } from '../home.js';
-import { Redactor } from '../redact.js';
-import { loadEnvironment } from '../definitions.js';
+import type { Home, SessionPaths } from '../foundation/home.js';
+import { Redactor } from '../foundation/redact.js';
+import { loadEnvironment } from '../definitions/definitions.js';
 import { choosePosture, probeCapabilities, type MountSpec, type Posture } from '../sandbox/isolation.js';
 
 export interface RunEnvironment {

@@ -11,8 +11,8 @@
  * writes a run of its own around the two: the log accepts runtime lines only
  * inside a run's bracket (docs/format.md).
  */
-import { iso } from '../clock.js';
-import { runIdAfter } from '../ids.js';
+import { iso } from '../foundation/clock.js';
+import { runIdAfter } from '../foundation/ids.js';
 import type { NewEvent } from '../schema/index.js';
 import { backoffMs } from './backoff.js';
 import type { Ending, Runtime } from './run-context.js';

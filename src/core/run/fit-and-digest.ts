@@ -16,18 +16,18 @@
  */
 import type { ModelRequest } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
-import { wellFormed, wellFormedDeep } from '../text-cut.js';
+import { wellFormed, wellFormedDeep } from '../foundation/text-cut.js';
 import type { ConversationView } from './conversation.js';
 import { awaitsModel } from './message-repair.js';
 import { estimateTokens } from './token-budget.js';
 import { fitMessages, MIN_TURN_TOKENS } from './fit-window.js';
 import { noteTokens, summaryNote } from './fit-opening.js';
 import { systemPrompt } from './system-prompt.js';
-import { learningsSection } from './learnings-run.js';
-import { memorySection } from './memory-run.js';
+import { renderedSections } from './prompt-sections.js';
 import type { ContextStrategy } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
+import { runSlot } from './run-state.js';
 
 export function fitAndDigest(): ContextStrategy {
   const state = { compacted: false };
@@ -47,7 +47,7 @@ export function rebuildFromWindow(ctx: RunContext, snap: SessionSnapshot): Conve
 type Frame = { system: string; tools: ModelRequest['tools']; est: { system: number; tools: number } };
 
 /** One frame per run: the system prompt and the tools do not change within a run (the prompt cache depends on it). */
-const frames = new WeakMap<RunContext, Frame>();
+const FRAME = runSlot<{ frame: Frame | null }>('request frame', () => ({ frame: null }));
 
 /**
  * The request's fixed part: the session-stable system prompt and the
@@ -55,22 +55,13 @@ const frames = new WeakMap<RunContext, Frame>();
  * every request of it (the context strategy and the fit both read it).
  */
 export function requestFrame(ctx: RunContext): Frame {
-  const known = frames.get(ctx);
-  if (known) return known;
+  const slot = ctx.state.get(FRAME);
+  if (slot.frame) return slot.frame;
   // Well-formed like every text of the request: skill descriptions and AGENTS.md are files people write.
-  const system = wellFormed(
-    systemPrompt({
-      system: ctx.agent.def.system,
-      instructions: ctx.agent.instructions,
-      skills: ctx.skills,
-      facts: { sessionId: ctx.sessionId, agentId: ctx.agent.id, environmentId: ctx.environment.id, env: ctx.env },
-      learnings: learningsSection(ctx),
-      memory: memorySection(ctx),
-    }),
-  );
+  const system = wellFormed(systemPrompt(ctx.agent.def.system, renderedSections(ctx)));
   const tools = wellFormedDeep(ctx.catalog.offered);
   const frame = { system, tools, est: { system: estimateTokens(system), tools: estimateTokens(tools) } };
-  frames.set(ctx, frame);
+  slot.frame = frame;
   return frame;
 }
 

@@ -11,7 +11,7 @@
  * is. Pure: the same summary and budget give the same note, so the requests
  * between two compactions open the same way (the prompt cache).
  */
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 import { estimateTokens } from './token-budget.js';
 
 const HEAD = '[openboa: the turns before this point were compacted. Their summary follows; the full history is in the session log and /runtime/summary.md.]';

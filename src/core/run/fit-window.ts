@@ -25,7 +25,7 @@
  */
 import type { AssistantBlock, Message, UserBlock } from '../model/provider.js';
 import type { TextBlock } from '../schema/index.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 import { originOf, type BlockOrigin, type ConversationView } from './conversation.js';
 import { estimateTokens, fitToBudget } from './token-budget.js';
 import { digestNote, digestOf, withOpening } from './compaction.js';

@@ -19,9 +19,10 @@
 import { ZERO_USAGE, GradeOutcomeInput, AUTO_CHECK_PATH, type GraderVerdict, type ModelUsage, type OpenOutcome } from '../schema/index.js';
 import { isFailure } from '../sandbox/sandbox.js';
 import { ModelError, type ModelProvider, type ModelRequest } from '../model/provider.js';
-import { modelSchema, type ToolDefinition } from '../tools/catalog.js';
+import { modelSchema } from '../tools/catalog.js';
+import type { ToolDefinition } from '../model/provider.js';
 import { randomBytes } from 'node:crypto';
-import { cutHead, cutTail, wellFormed } from '../text-cut.js';
+import { cutHead, cutTail, wellFormed } from '../foundation/text-cut.js';
 import type { RunContext } from './run-context.js';
 
 /** Characters of a failed check's output the explanation keeps (its tail). */

@@ -10,7 +10,7 @@ import type { GuardAction, GuardName, SessionEvent } from '../schema/index.js';
 import { NUDGE_ACTIONS } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
-import { cutHead } from '../text-cut.js';
+import { cutHead } from '../foundation/text-cut.js';
 
 /** The session's latest events as the run sees them now, oldest first: the window's tail, then what this run wrote after it. */
 export function recentEvents(ctx: RunContext, journal: RunJournal): SessionEvent[] {

@@ -13,9 +13,9 @@
  * to an agent with 10,000 old sessions wakes none of them by itself.
  * Children never have one (their parent drives them).
  */
-import { iso } from '../clock.js';
-import { loadAgent } from '../definitions.js';
-import { firstFiringFrom } from '../recurrence.js';
+import { iso } from '../foundation/clock.js';
+import { loadAgent } from '../definitions/definitions.js';
+import { firstFiringFrom } from '../schedule/recurrence.js';
 import { recurrenceOf, sameRecurrence, type HeartbeatSettings, type SessionSnapshot } from '../schema/index.js';
 import type { Runtime } from './run-context.js';
 

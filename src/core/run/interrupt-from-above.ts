@@ -18,7 +18,8 @@
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import type { RunPlan } from './plan.js';
-import { ancestorsOf, interruptedAfter } from '../session-tree.js';
+import type { RunGate } from './loop-hooks.js';
+import { ancestorsOf, interruptedAfter } from '../delegation/session-tree.js';
 
 /**
  * Whether an ancestor's interrupt is newer than the work this run would
@@ -38,4 +39,9 @@ export function interruptFromAbove(ctx: RunContext, journal: RunJournal, plan: R
     journal.emit([{ type: 'session.status_running', wake_id: ctx.runId, trigger: ctx.trigger, processed_event_ids: [line.id], continuation: true }]);
   }
   return true;
+}
+
+/** The gate (loop-hooks.ts) that stops work asked for before an ancestor's interrupt. */
+export function bornInterrupted(): RunGate {
+  return { stops: interruptFromAbove };
 }

@@ -14,11 +14,17 @@
  *  - A tool use that will not run gets its error result through
  *    toolErrors(), one line of text for all of them.
  */
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../foundation/redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { ModelUsage, NewEvent, NewWakeScheduled, SessionEvent } from '../schema/index.js';
-import type { Ending, RunControl, RunUsage, Runtime } from './run-context.js';
+import type { Ending, Runtime } from './run-context.js';
+import type { RunControl } from './run-control.js';
 import { rescheduleAfter, retryingError, type Failure, type SessionErrorType } from './failed-attempt.js';
+
+/** What a run's model requests used, summed (wake()'s result and the usage file report it). */
+export interface RunUsage extends ModelUsage {
+  model_requests: number;
+}
 
 export type RetryStatus = 'retrying' | 'exhausted' | 'terminal';
 

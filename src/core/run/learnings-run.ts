@@ -10,35 +10,29 @@
  * after settling the denial (its confirmation still in the log's recent
  * window) writes it once, not twice.
  */
-import { appendLearning, hasLearningFrom, learningsPaths, readLearnings } from '../learnings.js';
-import { renderLearningsFile } from '../learnings-file.js';
+import { appendLearning, hasLearningFrom, learningsPaths, readLearnings } from '../memory/learnings.js';
+import { renderLearningsFile } from '../memory/learnings-file.js';
 import type { SessionEvent } from '../schema/index.js';
-import { cutHead } from '../text-cut.js';
-import { policyView, type AfterRunHook } from './loop-hooks.js';
-import type { RunContext } from './run-context.js';
-
-const sections = new WeakMap<RunContext, string | null>();
+import { cutHead } from '../foundation/text-cut.js';
+import type { AfterRunHook, PromptSection } from './loop-hooks.js';
+import { toolUseView } from '../kinds/index.js';
 
 /**
- * The learnings section of this run's system prompt (null: none). Rendered
- * at the run's first request (LEARNINGS.md is rewritten then if the journal
- * says something else) and the same for the rest of the run. Redacted with
- * the run's Redactor: the journal is redacted as it is written, but a line
- * written by hand, or by a release that did not redact pieces of secrets,
- * may hold one.
+ * The learnings section of the run's system prompt (null: none), a prompt
+ * section: rendered at the run's first request (LEARNINGS.md is rewritten
+ * then if the journal says something else) and the same for the rest of the
+ * run. Redacted with the run's Redactor: the journal is redacted as it is
+ * written, but a line written by hand, or by a release that did not redact
+ * pieces of secrets, may hold one. An unreadable journal leaves the prompt
+ * without learnings; it never stops a run.
  */
-export function learningsSection(ctx: RunContext): string | null {
-  if (sections.has(ctx)) return sections.get(ctx)!;
-  let section: string | null = null;
-  try {
+export const learningsSection: PromptSection = {
+  name: 'learnings',
+  render(ctx) {
     const raw = renderLearningsFile(ctx.rt.home, ctx.agent.id).section;
-    section = raw === null ? null : ctx.env.redactor.text(raw);
-  } catch {
-    // an unreadable journal leaves the prompt without learnings; it never stops a run
-  }
-  sections.set(ctx, section);
-  return section;
-}
+    return raw === null ? null : ctx.env.redactor.text(raw);
+  },
+};
 
 /** The longest an input is quoted in a correction. */
 const INPUT_QUOTE_MAX = 200;
@@ -84,7 +78,7 @@ export function correctionsFromDenials(): AfterRunHook {
           const found = recent.find((e) => e.id === d.tool_use_id && (e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use'));
           if (!found || (found.type !== 'agent.tool_use' && found.type !== 'agent.mcp_tool_use')) continue;
           // An MCP call is named as the model called it (mcp__<server>__<tool>).
-          const use = found.type === 'agent.mcp_tool_use' ? policyView(found) : found;
+          const use = toolUseView(found) ?? found;
           const text = correctionText(use, d.deny_message!);
           appendLearning(home, ctx.agent.id, { kind: 'correction', source: 'person', text, tags: [use.name], sessionId: ctx.sessionId, eventId: d.id, wakeId: ctx.runId }, { clock: ctx.rt.deps.clock, redactor: ctx.env.redactor });
           added += 1;

@@ -22,7 +22,7 @@
  * takes in reaches the builder, whole or named.
  */
 import type { SessionStore } from '../store/session-store.js';
-import { readLines, readLinesBefore, type Cursor, type RawLine } from '../store/jsonl.js';
+import type { Cursor, RawLine } from '../store/jsonl.js';
 import { parseEventLine } from '../store/parse-line.js';
 import { isUserEventType, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import { ConversationBuilder, type LoggedEvent } from './conversation.js';
@@ -105,11 +105,12 @@ export class LogWindow {
       this.c = hit;
     } else {
       const kept = snap.compaction?.kept_from_line;
-      const lines = (kept !== undefined && !this.refused.has(snap.compaction!.line) && tailFrom(file, end, maxBytes, kept, this.refused)) || readLinesBefore(file, end, maxBytes);
+      const before = (at: Cursor, min: number) => store.readRawBefore(sessionId, at, min);
+      const lines = (kept !== undefined && !this.refused.has(snap.compaction!.line) && tailFrom(before, end, maxBytes, kept, this.refused)) || before(end, maxBytes);
       const tailBytes = lines.reduce((a, l) => a + l.bytes + 1, 0);
       const head = { offset: end.offset - tailBytes, line: end.line - lines.length };
       this.c = { ino: end.ino, cursor: end, builder: new ConversationBuilder(), recent: [], fromStart: head.offset === 0, maxBytes, trimmedAt: 0, head, takenBefore: 0 };
-      this.seedCompaction(snap, file);
+      this.seedCompaction(snap);
       this.feed(lines);
     }
     remember(file, this.c);
@@ -149,7 +150,7 @@ export class LogWindow {
    */
   refresh(snap: SessionSnapshot): LoggedEvent[] {
     this.refused = refusedLines(snap);
-    const r = readLines(this.store.paths(this.sessionId).events, this.c.cursor, { until: snap.journals.events.offset });
+    const r = this.store.readRaw(this.sessionId, this.c.cursor, { until: snap.journals.events.offset });
     if (r.reset) {
       // The file was replaced under us: start over from its tail.
       cache.delete(this.store.paths(this.sessionId).events);
@@ -191,11 +192,11 @@ export class LogWindow {
    * every turn before it): when its line lies before the tail this window
    * reads, it is read alone, by its offset, and fed first.
    */
-  private seedCompaction(snap: SessionSnapshot, file: string) {
+  private seedCompaction(snap: SessionSnapshot) {
     const at = snap.compaction;
     if (!at || at.line > this.c.head.line || this.refused.has(at.line)) return;
     try {
-      const r = readLines(file, { offset: at.offset, line: at.line - 1, ino: this.c.ino }, { maxLines: 1 });
+      const r = this.store.readRaw(this.sessionId, { offset: at.offset, line: at.line - 1, ino: this.c.ino }, { maxLines: 1 });
       const raw = r.reset ? undefined : r.lines[0];
       if (!raw) return;
       const parsed = parseEventLine(raw, this.now(), this.format);
@@ -214,7 +215,6 @@ export class LogWindow {
    */
   private readBackFor(wanted: Set<string>) {
     if (wanted.size === 0) return;
-    const file = this.store.paths(this.sessionId).events;
     const bound = lookbackBytes(this.c.maxBytes);
     const lines = new Set<number>(); // lines named by ids of the form sevt_line_<N>
     for (const id of wanted) {
@@ -227,7 +227,7 @@ export class LogWindow {
     const t = this.now();
     try {
       while (wanted.size > 0 && at.offset > 0 && read < bound) {
-        const chunk = readLinesBefore(file, at, Math.min(LOOKBACK_STEP, bound - read));
+        const chunk = this.store.readRawBefore(this.sessionId, at, Math.min(LOOKBACK_STEP, bound - read));
         if (chunk.length === 0) break;
         const bytes = chunk.reduce((a, l) => a + l.bytes + 1, 0);
         for (const raw of chunk) {
@@ -273,12 +273,12 @@ const REQUEST_START = '"type":"span.model_request_start"';
  * bytes. Events the kept turns took in from further back are found by
  * readBackFor, as for any tail.
  */
-function tailFrom(file: string, end: Cursor, maxBytes: number, keptFrom: number, refused: ReadonlySet<number>): RawLine[] | null {
+function tailFrom(before: (at: Cursor, minBytes: number) => RawLine[], end: Cursor, maxBytes: number, keptFrom: number, refused: ReadonlySet<number>): RawLine[] | null {
   let out: RawLine[] = [];
   let at = end;
   let bytes = 0;
   for (let step = TAIL_FROM_STEP; at.offset > 0 && bytes < maxBytes; step *= 2) {
-    const chunk = readLinesBefore(file, at, Math.min(step, maxBytes - bytes));
+    const chunk = before(at, Math.min(step, maxBytes - bytes));
     if (chunk.length === 0) return null;
     out = chunk.concat(out);
     at = { offset: at.offset - chunk.reduce((a, l) => a + l.bytes + 1, 0), line: at.line - chunk.length, ino: at.ino };

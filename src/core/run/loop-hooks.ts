@@ -4,28 +4,26 @@
  * after-turn; everything a capability changes about a run is one of these
  * hooks, written as a module of its own and listed in defaultHooks()
  * (default-hooks.ts). A hook reads the immutable RunContext and writes only
- * through the RunJournal; its per-run state lives in the hook object, which
- * is built fresh for every run.
+ * through the RunJournal (an observer writes nothing). What it remembers for
+ * the length of a run lives in the hook object, built fresh for every run,
+ * or in a typed slot of ctx.state (run-state.ts) when it is shared: never in
+ * a module-level map. After-turn and after-run hooks get the step's
+ * snapshot rather than reading the store again.
  */
-import type { ModelProvider, ModelRequest } from '../model/provider.js';
-import { mcpToolName, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
+import type { ModelError, ModelProvider, ModelRequest, ModelResponse } from '../model/provider.js';
+import type { NewEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
+import type { ToolOutput } from '../tools/tool.js';
 import type { ConversationView } from './conversation.js';
 import type { RunJournal, RetryStatus } from './journal.js';
-import type { Ending, RunContext } from './run-context.js';
+import type { Ending, RunContext, Runtime } from './run-context.js';
+import type { LoadedAgent } from '../definitions/definitions.js';
+import type { RunEnvironment } from './environment.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { RunPlan } from './plan.js';
+import type { ToolSource } from '../tools/tool-source.js';
 import type { SessionErrorType } from './failed-attempt.js';
 
 export type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
-/** A call of an MCP server's tool, as logged (`name` is the tool's name on its server). */
-export type McpToolUseEvent = Extract<SessionEvent, { type: 'agent.mcp_tool_use' }>;
-
-/**
- * An MCP tool use as the tool policy sees it: a tool use named as the model
- * called it (mcp__<server>__<tool>), so guards keyed on names (read, write)
- * never mistake a server's tool for a built-in.
- */
-export function policyView(e: McpToolUseEvent): ToolUseEvent {
-  return { id: e.id, type: 'agent.tool_use', created_at: e.created_at, ...(e.wake_id ? { wake_id: e.wake_id } : {}), name: mcpToolName(e.mcp_server_name, e.name), input: e.input, model_tool_use_id: e.model_tool_use_id, evaluated_permission: e.evaluated_permission };
-}
 
 /**
  * Steering: what arrives while the run works. Called at the start of every
@@ -53,8 +51,18 @@ export interface ContextStrategy {
 /** What the context strategy hands the request: its system prompt, tools and messages. */
 export type Fitted = Pick<ModelRequest, 'system' | 'tools' | 'messages'>;
 
-/** How a tool call of a reply is filed when the reply is recorded. */
-export type Classification = { kind: 'custom' } | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny'; mcp?: { server: string; tool: string } };
+/**
+ * How a tool call of a reply is filed when the reply is recorded: a custom
+ * tool (its client answers), or a tool with its permission. `record` is set
+ * for a tool a service brings (an MCP server's): the event it is logged as;
+ * otherwise it is an agent.tool_use.
+ */
+export type Classification =
+  | { kind: 'custom' }
+  | { kind: 'tool'; permission: 'allow' | 'ask' | 'deny'; record?: (call: { modelToolUseId: string; input: unknown; permission: 'allow' | 'ask' | 'deny' }) => NewEvent };
+
+/** Runs one allowed (or confirmed) call; every failure is an error result (the run records it). */
+export type ToolExecutor = (ctx: RunContext, journal: RunJournal, use: SessionEvent) => Promise<ToolOutput>;
 
 /** What happens to one allowed call just before it would run. */
 export type CallDecision =
@@ -74,7 +82,8 @@ export type CallDecision =
  * a call as the reply is written (`evaluated_permission`); refusal() is the
  * error result of a denied call; beforeCall() decides each allowed call as
  * it comes up; permitsNow() re-checks a call a person confirmed (its tool's
- * permission may have changed since it was asked).
+ * permission may have changed since it was asked); executor() says what
+ * runs a call that is allowed.
  */
 export interface ToolPolicy {
   /** `input` is the call's input as the model gave it (the escalate policy reads it to resolve a confident escalation by itself). */
@@ -83,6 +92,8 @@ export interface ToolPolicy {
   refusal(name: string, input?: unknown): string;
   beforeCall(use: ToolUseEvent): CallDecision;
   permitsNow(name: string): { ok: true } | { ok: false; why: string };
+  /** What runs a logged tool use: a built-in's, or its service's executor (an MCP server's). */
+  executor(use: SessionEvent): ToolExecutor;
 }
 
 /** One model reply as recorded, and what came of its tool calls. */
@@ -113,7 +124,12 @@ export type TurnVerdict = undefined | { end: Ending } | { continue: true };
  * something for the model, or the loop ends the run.
  */
 export interface AfterTurnHook {
-  afterTurn(ctx: RunContext, journal: RunJournal, turn: Turn | null): TurnVerdict | Promise<TurnVerdict>;
+  /**
+   * `snap`: the session folded once after the turn's events (before any
+   * after-turn hook wrote), shared by every hook of the step; a hook that
+   * needs what an earlier hook wrote reads the store itself.
+   */
+  afterTurn(ctx: RunContext, journal: RunJournal, turn: Turn | null, snap: SessionSnapshot): TurnVerdict | Promise<TurnVerdict>;
 }
 
 /**
@@ -122,8 +138,113 @@ export interface AfterTurnHook {
  * the ending. Runs for every ending except a lost lease.
  */
 export interface AfterRunHook {
-  afterRun(ctx: RunContext, journal: RunJournal, ending: Ending): Ending | Promise<Ending>;
+  /** `snap`: the session folded once after the loop (before any after-run hook wrote), shared as afterTurn's is. */
+  afterRun(ctx: RunContext, journal: RunJournal, ending: Ending, snap: SessionSnapshot): Ending | Promise<Ending>;
 }
+
+/**
+ * After the run's ending is written and the session folded again (`after`):
+ * what the run's ending means beyond the run (a child's report to its
+ * parent's log). Outside the run's bracket: it writes through the store, not
+ * the journal, and must be safe to repeat (a crash between the ending and it
+ * is repaired by doing it again). Must not throw; a failure is its own to
+ * repair later. Not called after a lost lease.
+ */
+export interface AfterCloseHook {
+  afterClose(rt: Runtime, sessionId: string, after: SessionSnapshot, ending: Ending): void;
+}
+
+/**
+ * A limit checked before each model request (bounds[]): the ending the run
+ * stops with when it is reached (it records why in the journal), null while
+ * it holds. Checked in list order; the first ending wins.
+ */
+export interface Bound {
+  check(ctx: RunContext, journal: RunJournal): Ending | null;
+}
+
+/**
+ * Sees the run as it goes, without changing it (observers[]): each step,
+ * each model request and how it ended, each tool call and its result. For
+ * tracing and metrics. Must not throw (a throw is swallowed, and the run goes
+ * on), must not write to the journal, and should be quick: it runs on the
+ * daemon's thread between the run's own steps.
+ */
+export interface RunObserver {
+  step?(ctx: RunContext, n: number): void;
+  request?(ctx: RunContext, req: ModelRequest): void;
+  reply?(ctx: RunContext, req: ModelRequest, outcome: { response: ModelResponse } | { error: ModelError }, ms: number): void;
+  toolCall?(ctx: RunContext, use: SessionEvent, result: { text: string; isError: boolean } | null, ms: number): void;
+}
+
+/**
+ * A section of the system prompt (promptSections[]), after the agent's own
+ * `system`, in list order. Rendered once per run, when its first request is
+ * made, and the same for every request of it: each request repeats the last
+ * as its prefix (the prompt cache). null leaves it out. Must not throw: what
+ * it cannot read it leaves out.
+ */
+export interface PromptSection {
+  name: string;
+  render(ctx: RunContext): string | null;
+}
+
+/** What a run is made of before its context is built, for a service to add to (RunService.provide). */
+export interface ServiceSetup {
+  rt: Runtime;
+  agent: LoadedAgent;
+  sessionId: string;
+  runId: string;
+  env: RunEnvironment;
+}
+
+/**
+ * Whatever lives for the whole run (services[]): an MCP hub, the memory
+ * versions wrapped around the sandbox, later an egress proxy or a tracer.
+ * Each phase is optional; the run calls them in this order, each once:
+ *
+ * - secrets(): the secret values it brings, before the run's environment is
+ *   built (the run's redactor must know them);
+ * - provide(): once the environment is known, before the context: tools
+ *   beside the built-ins (a ToolSource), a wrapper of the run's sandbox;
+ * - open(): with the run's bracket open, before anything may call its tools
+ *   (not for a run that only closes for an interrupt); may be async;
+ * - startFiles() / toolsFile(): the runtime/ files it keeps as the run
+ *   starts, and its lines of runtime/tools.json;
+ * - close(): when the run's work is over, whatever happened (after a
+ *   failure too); must not throw, and must be safe to call once more.
+ *
+ * A service is built fresh for every run (defaultServices()), so its state
+ * lives in the object. One added by WakeOptions.hooks gets open and close
+ * only: the run's environment and context were made before.
+ */
+export interface RunService {
+  name: string;
+  secrets?(rt: Runtime, agent: LoadedAgent): Record<string, string>;
+  provide?(x: ServiceSetup): { tools?: ToolSource; sandbox?: (s: Sandbox) => Sandbox };
+  open?(ctx: RunContext, journal: RunJournal): void | Promise<void>;
+  startFiles?(ctx: RunContext): void;
+  toolsFile?(): Array<Record<string, unknown>>;
+  close?(ctx: RunContext): void;
+}
+
+/**
+ * Before a run does the work it took in (gates[]), once its bracket is open:
+ * true when the work must not be done (it was asked for before an ancestor
+ * was interrupted), and the run then closes as an interrupted one. A gate
+ * that says so records why (in the session's log, through the journal).
+ */
+export interface RunGate {
+  stops(ctx: RunContext, journal: RunJournal, plan: RunPlan): boolean;
+}
+
+/**
+ * Before a run is planned, under the lease (preparers, in defaultPreparers()):
+ * brings the session's queue in line with its definitions (a heartbeat in
+ * agent.yaml). True when it wrote, so the session is folded again. Must not
+ * throw for a definition that does not load (the run reports that itself).
+ */
+export type SessionPreparer = (rt: Runtime, sessionId: string, snap: SessionSnapshot) => boolean;
 
 export interface LoopHooks {
   /** The model (the registry's provider for the agent's `provider`). */
@@ -131,6 +252,12 @@ export interface LoopHooks {
   context: ContextStrategy;
   tools: ToolPolicy;
   steering: Steering;
+  bounds: readonly Bound[];
   afterTurn: readonly AfterTurnHook[];
   afterRun: readonly AfterRunHook[];
+  afterClose: readonly AfterCloseHook[];
+  promptSections: readonly PromptSection[];
+  observers: readonly RunObserver[];
+  services: readonly RunService[];
+  gates: readonly RunGate[];
 }

@@ -3,7 +3,7 @@
  *
  *   steering.poll  → what arrived mid-run is taken in (or the run aborts)
  *   context.rebuild → the conversation from the log; null ends the turn
- *   bounds          → the session's token budget, the run's request limit
+ *   bounds          → the limits of the run (a token budget, a request cap)
  *   context.fit     → system, tools and messages for this request
  *   model.complete  → the reply, recorded in one write (a crash never
  *                     leaves half a reply)
@@ -13,6 +13,7 @@
  *   afterTurn hooks → may end the run, or ask the model again; asked with
  *                     no turn when the rebuilt conversation has nothing
  *                     for the model (the turn was already over)
+ *   observers       → see each step, request and tool call, and change nothing
  *
  * It ends when the model stops asking for tools, when a tool needs a person
  * (requires_action), or when a limit, an error or an abort ends it.
@@ -20,17 +21,16 @@
  * anything the model or a tool does. The hooks are documented in
  * loop-hooks.ts; the loop owns only their order.
  */
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { cacheReadShare, type NewEvent, type SessionEvent } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import { policyView, type LoopHooks, type Turn, type TurnVerdict, type ToolUseEvent } from './loop-hooks.js';
+import type { LoopHooks, RunObserver, Turn, TurnVerdict } from './loop-hooks.js';
+import { toolUseView } from '../kinds/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import { runTool } from './tool-policy.js';
-import { budgetEnding, runBudgets } from './tree-budget.js';
-import { loadAgent } from '../definitions.js';
 import { modelRequestStart, requestSettings } from './model-choice.js';
-import { requestCost } from '../pricing.js';
+import { requestCost } from '../definitions/pricing.js';
 
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
@@ -56,7 +56,8 @@ export function endingForAbort(ctx: RunContext, journal: RunJournal): Ending | n
 
 export async function runLoop(ctx: RunContext, journal: RunJournal, hooks: LoopHooks): Promise<Ending> {
   let overWithoutTurn = 0;
-  for (;;) {
+  for (let n = 1; ; n++) {
+    observe(hooks, (o) => o.step?.(ctx, n));
     // One fold per step: for steering, and for what the context reads.
     const snap = hooks.steering.poll(ctx, journal);
     const aborted = endingForAbort(ctx, journal);
@@ -71,7 +72,7 @@ export async function runLoop(ctx: RunContext, journal: RunJournal, hooks: LoopH
       return { kind: 'idle', stop: { type: 'end_turn' } };
     }
     overWithoutTurn = 0;
-    const bound = bounds(ctx, journal);
+    const bound = bounds(ctx, journal, hooks);
     if (bound) return bound;
 
     const fitted = await hooks.context.fit(ctx, journal, conv, snap);
@@ -95,33 +96,33 @@ export async function runLoop(ctx: RunContext, journal: RunJournal, hooks: LoopH
 /** The after-turn hooks in order: the first `end` wins; `continue` from any asks the model again. */
 async function afterTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, turn: Turn | null): Promise<TurnVerdict> {
   let again = false;
+  // One fold after the turn, shared by every hook (loop-hooks.ts).
+  const snap = ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
   for (const h of hooks.afterTurn) {
-    const verdict = await h.afterTurn(ctx, journal, turn);
+    const verdict = await h.afterTurn(ctx, journal, turn, snap);
     if (verdict && 'end' in verdict) return verdict;
     if (verdict && 'continue' in verdict) again = true;
   }
   return again ? { continue: true } : undefined;
 }
 
-/** The session's token budget and the run's request limit; an ending when one is reached. */
-function bounds(ctx: RunContext, journal: RunJournal): Ending | null {
-  const limits = ctx.agent.def.limits;
-  // The session's budget over its tree, and each ancestor's over theirs (tree-budget.ts).
-  const spent = budgetEnding(ctx, journal, runBudgets(ctx, (a) => ancestorBudget(ctx, a)));
-  if (spent) return spent;
-  if (journal.usage.model_requests >= limits.max_model_requests_per_wake) {
-    journal.error({ type: 'tool_use_limit_reached_error', code: 'max_model_requests_per_wake', message: `the run made ${journal.usage.model_requests} model requests, the limit (max_model_requests_per_wake); send a message to go on`, retry: 'exhausted' });
-    return { kind: 'idle', stop: { type: 'retries_exhausted' } };
+/** The bounds in order (loop-hooks.ts): the first ending wins. */
+function bounds(ctx: RunContext, journal: RunJournal, hooks: LoopHooks): Ending | null {
+  for (const b of hooks.bounds) {
+    const ending = b.check(ctx, journal);
+    if (ending) return ending;
   }
   return null;
 }
 
-/** An ancestor's agent's session_token_budget; null when its agent does not load (its own overrides still count). */
-function ancestorBudget(ctx: RunContext, a: { agent_id: string }): number | null {
-  try {
-    return loadAgent(ctx.rt.home, a.agent_id).def.limits.session_token_budget;
-  } catch {
-    return null;
+/** Tells the observers; a throw is theirs, never the run's. */
+function observe(hooks: LoopHooks, see: (o: RunObserver) => void): void {
+  for (const o of hooks.observers) {
+    try {
+      see(o);
+    } catch {
+      // an observer never changes the run
+    }
   }
 }
 
@@ -130,11 +131,14 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
   const [start] = journal.emit([modelRequestStart(ctx, req)]);
   const startId = (start as SessionEvent | undefined)?.id ?? '';
   journal.countRequest();
+  observe(hooks, (o) => o.request?.(ctx, req));
+  const asked = ctx.rt.deps.clock.now();
   let res: ModelResponse;
   try {
     res = await hooks.model.complete(req, ctx.control.signal);
   } catch (e) {
     const err = e instanceof ModelError ? e : new ModelError({ message: (e as Error).message, errorType: 'unknown_error', code: 'unexpected', retryable: true });
+    observe(hooks, (o) => o.reply?.(ctx, req, { error: err }, ctx.rt.deps.clock.now() - asked));
     journal.emit([{ type: 'span.model_request_end', model_request_start_id: startId, is_error: true, model_usage: NO_USAGE, cost_usd: 0 }]);
     const ab = endingForAbort(ctx, journal);
     if (ab) return { ending: ab };
@@ -143,6 +147,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
     journal.error({ ...f, retry: 'terminal' });
     return { ending: { kind: 'idle', stop: { type: 'retries_exhausted' }, terminalError: true } };
   }
+  observe(hooks, (o) => o.reply?.(ctx, req, { response: res }, ctx.rt.deps.clock.now() - asked));
   journal.addUsage(res.usage);
   const written = journal.emit(replyEvents(hooks, res, startId, requestCost(ctx.agent.def, req.model, res.usage)));
   const uses = written.filter(isToolUse).map((e) => e.id);
@@ -169,7 +174,7 @@ function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string, cost
     else {
       const c = hooks.tools.classify(b.name, b.input);
       if (c.kind === 'custom') out.push({ type: 'agent.custom_tool_use', name: b.name, input: b.input, model_tool_use_id: b.id });
-      else if (c.mcp) out.push({ type: 'agent.mcp_tool_use', name: c.mcp.tool, mcp_server_name: c.mcp.server, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
+      else if (c.record) out.push(c.record({ modelToolUseId: b.id, input: b.input, permission: c.permission }));
       else out.push({ type: 'agent.tool_use', name: b.name, input: b.input, model_tool_use_id: b.id, evaluated_permission: c.permission });
     }
   }
@@ -189,14 +194,14 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
   let halted: Extract<ReturnType<LoopHooks['tools']['beforeCall']>, { kind: 'halt' }> | null = null;
   for (const e of written) {
     if (e.type === 'agent.custom_tool_use') asks.push(e.id);
-    if (e.type !== 'agent.tool_use' && e.type !== 'agent.mcp_tool_use') continue;
-    // The policy sees an MCP call by the name the model used (mcp__<server>__<tool>).
-    const view = e.type === 'agent.mcp_tool_use' ? policyView(e) : (e as ToolUseEvent);
-    if (e.evaluated_permission === 'ask') {
+    // A tool use as the policy sees it (a service's, by the name the model called it); null: not one to run.
+    const view = toolUseView(e);
+    if (!view) continue;
+    if (view.evaluated_permission === 'ask') {
       asks.push(e.id);
       continue;
     }
-    if (e.evaluated_permission === 'deny') {
+    if (view.evaluated_permission === 'deny') {
       journal.toolErrors([e.id], hooks.tools.refusal(view.name, view.input));
       continue;
     }
@@ -209,7 +214,11 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
       halted = decision;
       journal.toolErrors([e.id], decision.result);
     } else if (decision.kind === 'refuse') journal.toolErrors([e.id], decision.result);
-    else await runTool(ctx, journal, e.type === 'agent.mcp_tool_use' ? e : view, decision.note);
+    else {
+      const started = ctx.rt.deps.clock.now();
+      const result = await runTool(ctx, journal, e, hooks.tools.executor(e), decision.note);
+      observe(hooks, (o) => o.toolCall?.(ctx, e, result, ctx.rt.deps.clock.now() - started));
+    }
   }
   if (halted) {
     // Asks of this reply are not left open: the run is over, and an open ask would hold back the next message.
@@ -220,7 +229,7 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
   return { written, uses, asks, empty: uses.length === 0 && !said };
 }
 
-/** A tool use of any kind: built-in, MCP or custom. */
+/** A tool use of any kind: built-in, a service's (MCP) or custom. */
 function isToolUse(e: SessionEvent): boolean {
-  return e.type === 'agent.tool_use' || e.type === 'agent.mcp_tool_use' || e.type === 'agent.custom_tool_use';
+  return e.type === 'agent.custom_tool_use' || toolUseView(e) !== null;
 }

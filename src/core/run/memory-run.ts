@@ -2,9 +2,10 @@
  * The agent's memory directory in a run (docs/memory.md, "Memory directory"
  * and "Versions"):
  *
- * - memorySection(): MEMORY.md's section of the system prompt, read once,
- *   at the run's first request, and the same for the rest of the run (the
- *   prompt cache); a change made during the run is in the next run's prompt.
+ * - memorySection: MEMORY.md's section of the system prompt (a prompt
+ *   section: read once, at the run's first request, and the same for the
+ *   rest of the run, the prompt cache); a change made during the run is in
+ *   the next run's prompt.
  * - memoryRecorder(): what the file tools write into /memory is recorded as
  *   they write it (recording-sandbox.ts, wrapped around the run's sandbox);
  *   what bash changes is found by a scan of memory/ after every turn that
@@ -26,38 +27,36 @@
  * on) with code memory_over_quota or memory_scan_incomplete, once per run
  * and code.
  */
-import { memoryPromptSection, notVersioned, newScanState, recordContent, scanAndRecord, type ScanState } from '../memory/memory-dir.js';
+import { memoryPromptSection, notVersioned, recordContent } from '../memory/memory-dir.js';
+import { newScanState, scanAndRecord, type ScanState } from '../memory/memory-scan.js';
 import { recordingSandbox } from '../memory/recording-sandbox.js';
 import { memoryVersioned } from '../memory/version-store.js';
-import type { Clock } from '../clock.js';
-import type { Home } from '../home.js';
-import type { Redactor } from '../redact.js';
+import type { Clock } from '../foundation/clock.js';
+import type { Home } from '../foundation/home.js';
+import type { Redactor } from '../foundation/redact.js';
 import type { MemorySettings } from '../schema/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { VersionLine } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
-import type { AfterRunHook, AfterTurnHook } from './loop-hooks.js';
+import type { AfterRunHook, AfterTurnHook, PromptSection, RunService } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
 
 /** Files of /memory the runtime renders: the file tools refuse them, saying what to use instead. */
 const DERIVED: ReadonlyMap<string, string> = new Map([['LEARNINGS.md', 'rendered by the runtime from your learnings journal (an edit would be overwritten); record a learning with the learn tool instead']]);
 
-const sections = new WeakMap<RunContext, string | null>();
-
-/** MEMORY.md's section of this run's prompt (null: none), read at the first request. */
-export function memorySection(ctx: RunContext): string | null {
-  if (sections.has(ctx)) return sections.get(ctx)!;
-  let section: string | null = null;
-  try {
-    // The agent may have written a secret of its environment into MEMORY.md: the model never sees it.
+/**
+ * MEMORY.md's section of the run's prompt (null: none): a prompt section,
+ * rendered once per run. The agent may have written a secret of its
+ * environment into MEMORY.md: the model never sees it (redacted with the
+ * run's Redactor); an unreadable MEMORY.md leaves the prompt without it.
+ */
+export const memorySection: PromptSection = {
+  name: 'memory',
+  render(ctx) {
     const raw = memoryPromptSection(ctx.rt.home, ctx.agent.id, ctx.agent.def.memory);
-    section = raw === null ? null : ctx.env.redactor.text(raw);
-  } catch {
-    // an unreadable MEMORY.md leaves the prompt without it
-  }
-  sections.set(ctx, section);
-  return section;
-}
+    return raw === null ? null : ctx.env.redactor.text(raw);
+  },
+};
 
 /** The run's sandbox, with the file tools' writes into /memory recorded as versions, redacted (read_write only). */
 export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: string; memory: MemorySettings; sessionId: string; wakeId: string; clock: Clock; redactor: Redactor }): Sandbox {
@@ -75,6 +74,14 @@ export function withMemoryVersions(sandbox: Sandbox, o: { home: Home; agentId: s
     },
     { derived: DERIVED, skip: notVersioned },
   );
+}
+
+/** The run service that wraps the run's sandbox so the file tools' writes into /memory are versions as they happen. */
+export function memoryVersions(): RunService {
+  return {
+    name: 'memory versions',
+    provide: ({ rt, agent, sessionId, runId, env }) => ({ sandbox: (s) => withMemoryVersions(s, { home: rt.home, agentId: agent.id, memory: agent.def.memory, sessionId, wakeId: runId, clock: rt.deps.clock, redactor: env.redactor }) }),
+  };
 }
 
 /** Scans memory/ after each turn that called a tool and at the run's end, recording what changed. */

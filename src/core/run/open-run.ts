@@ -1,29 +1,28 @@
 /**
  * Opening a run: its definitions (agent, environment, the model from the
  * registry), then its immutable RunContext — the environment and secrets,
- * the tool catalog and skills, the sandbox, the log window, runtime/ — and
+ * the tool catalog and skills, the sandbox, the log window, runtime/, with
+ * what the run's services add (loop-hooks.ts, RunService) — and
  * the RunControl wired to everything that may cut it short (the caller's
  * signal, a lost lease, the run's deadline). Also the runtime/ files that
  * describe the run as it starts.
  */
-import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions.js';
-import { writeOutcomeFile } from './outcome-grading.js';
-import { writeRelations } from './relations-file.js';
-import type { Lease } from '../lease.js';
-import { builtinModels } from '../model/registry.js';
+import { loadAgent, loadEnvironment, rel, type LoadedAgent, type LoadedEnvironment } from '../definitions/definitions.js';
+import type { Lease } from '../foundation/lease.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { SessionSnapshot } from '../schema/index.js';
-import { hostSandbox } from '../sandbox/host-sandbox.js';
 import { ToolCatalog } from '../tools/catalog.js';
 import { buildRunEnvironment } from './environment.js';
 import { environmentSecrets } from './agent-secrets.js';
 import { LogWindow } from './log-window.js';
 import type { RunPlan } from './plan.js';
 import { RuntimeFiles } from './runtime-files.js';
-import { RunControl, type AbortReason, type RunContext, type Runtime, type WakeOptions } from './run-context.js';
+import { type RunContext, type Runtime } from './run-context.js';
+import { RunControl, type AbortReason } from './run-control.js';
+import { type WakeOptions } from './wake-api.js';
 import { loadSkills } from './skills.js';
-import { McpHub, resolveMcpServers } from '../mcp/mcp-hub.js';
-import { withMemoryVersions } from './memory-run.js';
+import { RunState } from './run-state.js';
+import type { RunService } from './loop-hooks.js';
 
 export interface Definitions {
   agent: LoadedAgent;
@@ -35,7 +34,7 @@ export interface Definitions {
 export function loadDefinitions(rt: Runtime, snap: SessionSnapshot): Definitions {
   const agent = loadAgent(rt.home, snap.agent_id);
   const environment = loadEnvironment(rt.home, snap.environment_id);
-  const factory = (rt.deps.models ?? builtinModels)[agent.def.provider];
+  const factory = rt.deps.models[agent.def.provider];
   if (!factory) throw new Error(`no model provider "${agent.def.provider}" is registered`);
   return { agent, environment, model: factory(agent, rt.home, rt.deps.env) };
 }
@@ -57,15 +56,19 @@ export interface OpenInput {
   wakeReason: string;
   opts: WakeOptions;
   defs: Definitions;
+  /** The run's services (defaultServices()): their secrets, tools and sandbox wrappers go into the context; each is closed by dispose(). */
+  services: readonly RunService[];
 }
 
-export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
+export async function openRun(rt: Runtime, x: OpenInput): Promise<OpenedRun> {
   const { store, deps } = rt;
   const { agent, environment } = x.defs;
   const paths = store.paths(x.sessionId);
-  const mcpServers = resolveMcpServers(agent.def.mcp_servers, deps.env);
-  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: mcpServers.secrets, sharedSecrets: environmentSecrets(rt.home, deps.env), memory: agent.def.memory });
-  const mcp = new McpHub(mcpServers, { daemonEnv: deps.env, cwd: agent.dir, network: env.network, redact: (t) => env.redactor.text(t) });
+  const serviceSecrets = Object.assign({}, ...x.services.map((sv) => sv.secrets?.(rt, agent) ?? {})) as Record<string, string>;
+  const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: serviceSecrets, sharedSecrets: environmentSecrets(rt.home, deps.env), memory: agent.def.memory });
+  // What the services add: tools beside the built-ins, wrappers of the sandbox (in list order).
+  const provided = x.services.map((sv) => sv.provide?.({ rt, agent, sessionId: x.sessionId, runId: x.runId, env }) ?? {});
+  const tools = provided.find((p) => p.tools)?.tools ?? null;
   const { skills, problems } = loadSkills(agent.dir);
   const control = new RunControl();
 
@@ -79,7 +82,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
   const deadlineS = agent.def.limits.max_wake_seconds;
   const cancelDeadline = deps.clock.setTimer(deadlineS * 1000, () => control.abort({ kind: 'deadline', seconds: deadlineS }));
 
-  const raw = (deps.sandbox ?? hostSandbox)({
+  const raw = await deps.sandbox({
     isolation: env.posture?.isolation ?? 'unconfined',
     network: env.network,
     mounts: env.mounts,
@@ -91,8 +94,7 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     clock: deps.clock,
     unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
   });
-  // The file tools' writes into /memory are versions as they happen (memory-run.ts).
-  const sandbox = withMemoryVersions(raw, { home: rt.home, agentId: agent.id, memory: agent.def.memory, sessionId: x.sessionId, wakeId: x.runId, clock: deps.clock, redactor: env.redactor });
+  const sandbox = provided.reduce((sb, p) => (p.sandbox ? p.sandbox(sb) : sb), raw);
   const ctx: RunContext = {
     rt,
     sessionId: x.sessionId,
@@ -104,13 +106,13 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
     agent,
     environment,
     env,
-    catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0, isChild: x.snap.parent_session_id !== null, mcp }),
+    catalog: new ToolCatalog(agent.def, { hasSkills: skills.length > 0, isChild: x.snap.parent_session_id !== null, mcp: tools }),
     skills,
     sandbox,
     window: new LogWindow(store, x.sessionId, x.snap, agent.def.limits.context_window_tokens * 6, () => deps.clock.now()),
     files: new RuntimeFiles(paths.runtime, env.redactor),
     control,
-    mcp,
+    state: new RunState(),
   };
   return {
     ctx,
@@ -120,14 +122,20 @@ export function openRun(rt: Runtime, x: OpenInput): OpenedRun {
       external?.removeEventListener('abort', onExternal);
       x.lease.signal.removeEventListener('abort', onLease);
       sandbox.close();
-      mcp.killAll();
+      for (const sv of x.services) {
+        try {
+          sv.close?.(ctx);
+        } catch {
+          // a service's close must not throw (loop-hooks.ts); the run is over either way
+        }
+      }
     },
   };
 }
 
-/** runtime/ as the run starts: its environment, tools, permissions, resources, secrets (names), relations. */
-export function writeStartFiles(ctx: RunContext, skillProblems: string[]): void {
-  const { env, environment, catalog, files, startSnapshot: s } = ctx;
+/** runtime/ as the run starts: its environment, tools, permissions, resources, secrets (names), and each service's files. */
+export function writeStartFiles(ctx: RunContext, skillProblems: string[], services: readonly RunService[]): void {
+  const { env, environment, catalog, files } = ctx;
   files.json('environment.json', {
     environment_id: environment.id,
     sandbox_requested: environment.def.sandbox,
@@ -143,27 +151,11 @@ export function writeStartFiles(ctx: RunContext, skillProblems: string[]): void 
   });
   files.json('tools.json', [
     ...catalog.entries.map((e) => ({ name: e.name, kind: e.kind, ...(e.mcp ? { mcp_server_name: e.mcp.server } : {}), permission: e.permission, offered: e.permission !== 'disabled', description: e.definition.description, input_schema: e.definition.input_schema })),
-    ...mcpServerEntries(ctx),
+    ...services.flatMap((sv) => sv.toolsFile?.() ?? []),
   ]);
   files.json('permissions.json', Object.fromEntries(catalog.entries.map((e) => [e.name, e.permission])));
   files.json('resources.json', { mounts: env.mounts.map((m) => ({ target: m.target, mode: m.writable ? 'rw' : 'ro', source: rel(ctx.rt.home, m.host) })) });
   files.json('vaults.json', { secrets: env.secretNames, missing: env.missingSecrets });
-  writeRelations(ctx, s);
-  // After session.status_running: the outcome this run took in is the open one now, no longer pending.
-  writeOutcomeFile(ctx, ctx.rt.store.snapshot(ctx.sessionId, { persist: false }));
+  for (const sv of services) sv.startFiles?.(ctx);
   files.ensureSummary();
-}
-
-/**
- * tools.json's lines about MCP servers beyond their offered tools: a server
- * that did not start (`mcp__<server>__*`, with its error) and each tool
- * left out (over a bound, or a name the model APIs refuse), with why.
- */
-function mcpServerEntries(ctx: RunContext): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
-  for (const s of ctx.mcp.servers) {
-    if (s.error) out.push({ name: `mcp__${s.name}__*`, kind: 'mcp', mcp_server_name: s.name, offered: false, error: s.error });
-    for (const l of s.left_out) out.push({ name: `mcp__${s.name}__${l.tool}`, kind: 'mcp', mcp_server_name: s.name, offered: false, left_out: l.why });
-  }
-  return out;
 }

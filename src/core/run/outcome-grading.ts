@@ -26,16 +26,16 @@
  * When the run has no model request left for the revision, a revisit due
  * now carries it into a follow-up run the daemon picks up.
  */
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { ZERO_USAGE, type ModelUsage, type NewEvent, type OpenOutcome, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { ModelProvider } from '../model/provider.js';
-import { cutHead } from '../text-cut.js';
-import type { AfterRunHook, AfterTurnHook, Steering, Turn, TurnVerdict } from './loop-hooks.js';
+import { cutHead } from '../foundation/text-cut.js';
+import type { AfterRunHook, AfterTurnHook, RunService, Steering, Turn, TurnVerdict } from './loop-hooks.js';
 import { endingForAbort } from './loop.js';
 import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import { graderModel, runCheck, runRubric } from './graders.js';
-import { requestCost } from '../pricing.js';
+import { requestCost } from '../definitions/pricing.js';
 import { nudgedLast } from './guard-log.js';
 
 /** At most this long between two signs of life of an evaluation (span.outcome_evaluation_ongoing). */
@@ -54,17 +54,16 @@ type Result = Extract<NewEvent, { type: 'span.outcome_evaluation_end' }>['result
 /** The outcome hooks of a run: grading after the agent's turn, runtime/outcome.json after the run. */
 export function gradeOutcomes(model: ModelProvider): AfterTurnHook & AfterRunHook {
   return {
-    async afterTurn(ctx, journal, turn) {
+    async afterTurn(ctx, journal, turn, snap) {
       // Only a turn that is over is graded: tools ran (the model is asked again), a person is asked, or nothing was said.
       if (turn && (turn.uses.length > 0 || turn.asks.length > 0 || turn.empty)) return undefined;
       if (nudgedLast(journal)) return undefined; // a guard asks the model again first: the turn is not over
-      const snap = ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
       const o = snap.outcome;
       if (!o) return undefined;
       return evaluate(ctx, journal, model, o, finalMessages(ctx, snap, turn));
     },
-    afterRun(ctx, _journal, ending) {
-      writeOutcomeFile(ctx, ctx.rt.store.snapshot(ctx.sessionId, { persist: false }));
+    afterRun(ctx, _journal, ending, snap) {
+      writeOutcomeFile(ctx, snap);
       return ending;
     },
   };
@@ -270,4 +269,9 @@ export function writeOutcomeFile(ctx: RunContext, snap: SessionSnapshot): void {
     outcome_evaluations: snap.outcome_evaluations.slice(-10),
     ...(o || snap.outcome_evaluations.length ? {} : { note: 'no outcome has been defined for this session' }),
   });
+}
+
+/** The run service that writes runtime/outcome.json as the run starts (the outcome it took in is the open one now, no longer pending). */
+export function outcomeStartFile(): RunService {
+  return { name: 'outcome file', startFiles: (ctx) => writeOutcomeFile(ctx, ctx.rt.store.snapshot(ctx.sessionId, { persist: false })) };
 }

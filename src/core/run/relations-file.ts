@@ -5,9 +5,9 @@
  * so the children spawned or reported during the run are in it. A cache,
  * rebuilt from the parent's log and each child's session.json.
  */
-import { relationsOf } from '../children-view.js';
+import { relationsOf } from '../views/children-view.js';
 import type { SessionSnapshot } from '../schema/index.js';
-import type { AfterRunHook } from './loop-hooks.js';
+import type { AfterRunHook, RunService } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
 
 export function writeRelations(ctx: RunContext, snap: SessionSnapshot): void {
@@ -21,9 +21,14 @@ export function writeRelations(ctx: RunContext, snap: SessionSnapshot): void {
 /** Rewrites relations.json when the run ends; never changes the ending. */
 export function relationsAtRunEnd(): AfterRunHook {
   return {
-    afterRun(ctx, _journal, ending) {
-      if (!ctx.control.silenced) writeRelations(ctx, ctx.rt.store.snapshot(ctx.sessionId));
+    afterRun(ctx, _journal, ending, snap) {
+      if (!ctx.control.silenced) writeRelations(ctx, snap);
       return ending;
     },
   };
+}
+
+/** The run service that writes runtime/relations.json as the run starts. */
+export function relationsStartFile(): RunService {
+  return { name: 'relations file', startFiles: (ctx) => writeRelations(ctx, ctx.startSnapshot) };
 }

@@ -9,9 +9,10 @@
  * runs, so a session that keeps finding work (a revisit due every time)
  * cannot hold the caller forever.
  */
-import { OpenboaError } from '../errors.js';
+import { OpenboaError } from '../foundation/errors.js';
 import { planRun } from './plan.js';
-import type { Runtime, WakeResult } from './run-context.js';
+import type { Runtime } from './run-context.js';
+import type { WakeResult } from './wake-api.js';
 import { wake } from './wake.js';
 
 export const MAX_RUNS = 20;

@@ -7,9 +7,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../foundation/redact.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
-import { describeEvent } from '../event-view.js';
+import { describeEvent } from '../views/event-view.js';
 import type { LoggedEvent } from './conversation.js';
 
 function sameContent(file: string, text: string): boolean {

@@ -5,10 +5,11 @@
  * (closeForInterrupt, finishInterrupt). Each is safe to redo after a crash:
  * it writes only what the log does not say yet.
  */
-import { cascadeInterrupt } from '../delegation-cascade.js';
+import { cascadeInterrupt } from '../delegation/delegation-cascade.js';
 import type { PendingEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
-import { policyView, type ToolPolicy, type ToolUseEvent } from './loop-hooks.js';
+import type { ToolPolicy } from './loop-hooks.js';
+import { toolUseView } from '../kinds/index.js';
 import type { Ending, RunContext, Runtime } from './run-context.js';
 import { runTool } from './tool-policy.js';
 import { openActions } from '../store/answer-problem.js';
@@ -51,11 +52,12 @@ export async function settleAnswers(ctx: RunContext, journal: RunJournal, policy
     const conf = findEvent(ctx, p.id);
     if (!conf || conf.type !== 'user.tool_confirmation') continue;
     const use = findEvent(ctx, conf.tool_use_id);
-    if (!use || (use.type !== 'agent.tool_use' && use.type !== 'agent.mcp_tool_use')) continue;
+    const view = use ? toolUseView(use) : null;
+    if (!use || !view) continue;
     if (conf.result === 'allow') {
-      // An MCP call is checked by the name the model used; its server may not have started this run (then it is refused here).
-      const now = policy.permitsNow(use.type === 'agent.mcp_tool_use' ? policyView(use).name : use.name);
-      if (now.ok) await runTool(ctx, journal, use.type === 'agent.mcp_tool_use' ? use : (use as ToolUseEvent));
+      // A service's call is checked by the name the model used; its server may not have started this run (then it is refused here).
+      const now = policy.permitsNow(view.name);
+      if (now.ok) await runTool(ctx, journal, use, policy.executor(use));
       else journal.toolErrors([use.id], `not run: ${now.why} (it changed after the confirmation was asked)`);
     } else {
       journal.toolErrors([use.id], conf.deny_message ? `the user denied this tool call: ${conf.deny_message}` : 'the user denied this tool call');

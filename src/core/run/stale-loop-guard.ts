@@ -21,7 +21,7 @@ import type { RunJournal } from './journal.js';
 import type { RunContext } from './run-context.js';
 import { lastText, quote, recentEvents, recordGuard } from './guard-log.js';
 import { ESCALATE } from './escalation-policy.js';
-import { parseFiringId } from '../recurrence.js';
+import { parseFiringId } from '../schedule/recurrence.js';
 
 export type StaleLoopSettings = false | { replan_at: number; escalate_at: number };
 

@@ -13,7 +13,7 @@
  */
 import { ZERO_USAGE, type ModelUsage } from '../schema/index.js';
 import { ModelError, type Message, type ModelProvider } from '../model/provider.js';
-import { cutHead, wellFormed } from '../text-cut.js';
+import { cutHead, wellFormed } from '../foundation/text-cut.js';
 import { digestOf } from './compaction.js';
 import type { RunContext } from './run-context.js';
 import { runModel } from './model-choice.js';

@@ -1,7 +1,9 @@
 /**
- * The system prompt: the agent's `system`, then AGENTS.md, then a skill index
- * (name and description; bodies on demand through the `skill` tool), then a
- * short block of facts that hold for the whole session. It is the same for
+ * The system prompt: the agent's `system`, then the run's prompt sections in
+ * the order defaultHooks() lists them: AGENTS.md, a skill index (name and
+ * description; bodies on demand through the `skill` tool), the agent's
+ * MEMORY.md and learnings, and a short block of facts that hold for the
+ * whole session. It is the same for
  * every request of a session (until its definition changes), so that each
  * request repeats the previous one as its prefix and the prompt cache hits.
  *
@@ -13,10 +15,10 @@
  *
  * Everything else the agent may want is in /runtime, rereadable at any time.
  */
-import type { Skill } from './skills.js';
 import type { RunEnvironment } from './environment.js';
+import type { PromptSection } from './loop-hooks.js';
 import type { PendingWake } from '../schema/index.js';
-import { describeRecurrence } from '../recurrence.js';
+import { describeRecurrence } from '../schedule/recurrence.js';
 
 /** Facts that hold for the whole session: they belong in the (cached) system prompt. */
 export interface SessionFacts {
@@ -35,28 +37,31 @@ export interface RunFacts {
   pendingWakes: readonly PendingWake[];
 }
 
-export function systemPrompt(o: { system: string; instructions: string | null; skills: Skill[]; facts: SessionFacts; learnings?: string | null; memory?: string | null }): string {
-  const parts: string[] = [];
-  if (o.system.trim()) parts.push(o.system.trim());
-  if (o.instructions?.trim()) parts.push(`# Instructions (AGENTS.md)\n\n${o.instructions.trim()}`);
-  if (o.skills.length) {
-    parts.push(
-      [
-        '# Skills',
-        '',
-        'Read a skill with the `skill` tool before you follow it.',
-        '',
-        ...o.skills.map((s) => `- ${s.name}: ${s.description}`),
-      ].join('\n'),
-    );
-  }
-  // The agent's MEMORY.md (read once per run: memory-run.ts).
-  if (o.memory?.trim()) parts.push(o.memory.trim());
-  // The agent's learnings (memory/LEARNINGS.md, rendered once per run: learnings-run.ts).
-  if (o.learnings?.trim()) parts.push(o.learnings.trim());
-  parts.push(runtimeFacts(o.facts));
-  return parts.join('\n\n');
+/** The system prompt: the agent's `system`, then each section the run rendered (promptSections, in order), blank-line separated. */
+export function systemPrompt(system: string, sections: readonly string[]): string {
+  return [system.trim(), ...sections.map((x) => x.trim())].filter((x) => x !== '').join('\n\n');
 }
+
+/** AGENTS.md, as the agent's instructions. */
+export const instructionsSection: PromptSection = {
+  name: 'instructions',
+  render: (ctx) => (ctx.agent.instructions?.trim() ? `# Instructions (AGENTS.md)\n\n${ctx.agent.instructions.trim()}` : null),
+};
+
+/** The skill index: name and description (bodies on demand through the `skill` tool). */
+export const skillsSection: PromptSection = {
+  name: 'skills',
+  render: (ctx) =>
+    ctx.skills.length
+      ? ['# Skills', '', 'Read a skill with the `skill` tool before you follow it.', '', ...ctx.skills.map((sk) => `- ${sk.name}: ${sk.description}`)].join('\n')
+      : null,
+};
+
+/** The facts that hold for the whole session: the runtime note, last. */
+export const runtimeSection: PromptSection = {
+  name: 'runtime',
+  render: (ctx) => runtimeFacts({ sessionId: ctx.sessionId, agentId: ctx.agent.id, environmentId: ctx.environment.id, env: ctx.env }),
+};
 
 function runtimeFacts(f: SessionFacts): string {
   const p = f.env.posture;

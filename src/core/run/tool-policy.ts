@@ -7,9 +7,9 @@
  */
 import type { ToolCatalog } from '../tools/catalog.js';
 import { malformedArguments, malformedInputError } from '../tools/tool-arguments.js';
-import type { CallDecision, McpToolUseEvent, ToolPolicy, ToolUseEvent } from './loop-hooks.js';
-import { runMcpTool } from '../mcp/mcp-run.js';
+import type { CallDecision, ToolExecutor, ToolPolicy, ToolUseEvent } from './loop-hooks.js';
 import type { RunJournal } from './journal.js';
+import type { SessionEvent } from '../schema/index.js';
 import type { RunContext } from './run-context.js';
 
 /** An identical call this many times in one run gets a warning with its result... */
@@ -62,7 +62,9 @@ export function catalogPolicy(catalog: ToolCatalog): ToolPolicy {
     classify(name, input) {
       if (malformedArguments(input) !== null) return { kind: 'tool', permission: 'deny' };
       const ev = catalog.evaluate(name);
-      return ev.kind === 'custom' ? { kind: 'custom' } : { kind: 'tool', permission: ev.permission, ...(ev.mcp ? { mcp: ev.mcp } : {}) };
+      if (ev.kind === 'custom') return { kind: 'custom' };
+      const target = ev.mcp;
+      return { kind: 'tool', permission: ev.permission, ...(target ? { record: (call) => catalog.record(target, call) } : {}) };
     },
     refusal(name, input) {
       const text = malformedArguments(input);
@@ -75,18 +77,30 @@ export function catalogPolicy(catalog: ToolCatalog): ToolPolicy {
       const ev = catalog.evaluate(name);
       return ev.kind === 'deny' ? { ok: false, why: ev.why } : { ok: true };
     },
+    executor(use) {
+      // A call of a tool a service brings runs through that service (an MCP server); a built-in through the catalog.
+      const source = catalog.sourceOf(use);
+      return source ? (ctx, journal, u) => source.execute(ctx, journal, u) : runBuiltin;
+    },
   };
 }
 
 /** Runs one tool use that is allowed to run and records its result (with `note` after it). */
-export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUseEvent | McpToolUseEvent, note?: string): Promise<void> {
+/**
+ * Runs one allowed (or confirmed) call through `execute` (the tool policy's
+ * executor for it) and records its result, with `note` after it.
+ */
+export async function runTool(ctx: RunContext, journal: RunJournal, use: SessionEvent, execute: ToolExecutor, note?: string): Promise<{ text: string; isError: boolean }> {
   journal.countToolCall();
-  if (use.type === 'agent.mcp_tool_use') {
-    const out = await runMcpTool(ctx, journal, use);
-    journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
-    return;
-  }
-  const out = await ctx.catalog.execute(use.name, use.input, {
+  const out = await execute(ctx, journal, use);
+  journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
+  return out;
+}
+
+/** The executor of a built-in tool: the catalog validates and runs it. */
+const runBuiltin: ToolExecutor = (ctx, journal, e) => {
+  const use = e as ToolUseEvent;
+  return ctx.catalog.execute(use.name, use.input, {
     sessionId: ctx.sessionId,
     wakeId: ctx.runId,
     toolUseId: use.id,
@@ -104,13 +118,12 @@ export async function runTool(ctx: RunContext, journal: RunJournal, use: ToolUse
     // Up to this call: the calls of one reply are all written before the first runs.
     runUses: (name) => {
       let n = 0;
-      for (const e of journal.written) {
-        if (e.type === 'agent.tool_use' && e.name === name) n += 1;
-        if (e.id === use.id) break;
+      for (const w of journal.written) {
+        if (w.type === 'agent.tool_use' && w.name === name) n += 1;
+        if (w.id === use.id) break;
       }
       return n;
     },
     processEnv: ctx.rt.deps.env,
   });
-  journal.toolResult(use.id, note ? `${out.text}\n\n${note}` : out.text, out.isError);
-}
+};

@@ -12,14 +12,16 @@ import { totalTokens } from '../store/fold.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
+import type { Bound } from './loop-hooks.js';
+import { loadAgent } from '../definitions/definitions.js';
+import { runSlot } from './run-state.js';
 
-const perRun = new WeakMap<RunContext, Budgeted[]>();
+const BUDGETS = runSlot<{ budgets: Budgeted[] | null }>('tree budgets', () => ({ budgets: null }));
 
 /** treeBudgets of the run, read once (the ancestors' agents loaded through `agentBudget`). */
 export function runBudgets(ctx: RunContext, agentBudget: (s: SessionSnapshot) => number | null): Budgeted[] {
-  let b = perRun.get(ctx);
-  if (!b) perRun.set(ctx, (b = treeBudgets(ctx, agentBudget)));
-  return b;
+  const slot = ctx.state.get(BUDGETS);
+  return (slot.budgets ??= treeBudgets(ctx, agentBudget));
 }
 
 /** Ancestors walked at most (a loop in a hand-edited log must not hang a run). */
@@ -78,4 +80,18 @@ export function budgetEnding(ctx: RunContext, journal: RunJournal, budgets: read
     return { kind: 'idle', stop: { type: 'budget_reached' } };
   }
   return null;
+}
+
+/** An ancestor's agent's session_token_budget; null when its agent does not load (its own overrides still count). */
+function ancestorBudget(ctx: RunContext, a: { agent_id: string }): number | null {
+  try {
+    return loadAgent(ctx.rt.home, a.agent_id).def.limits.session_token_budget;
+  } catch {
+    return null;
+  }
+}
+
+/** The bound of the session's budget over its tree, and of each ancestor's over theirs. */
+export function treeBudget(): Bound {
+  return { check: (ctx, journal) => budgetEnding(ctx, journal, runBudgets(ctx, (a) => ancestorBudget(ctx, a))) };
 }

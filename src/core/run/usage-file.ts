@@ -9,7 +9,7 @@
  * span saying it. A cache like every runtime/ file: rebuilt from the log
  * (usage) and the definitions (prices) at the next run.
  */
-import { defaultPrices, priceOf } from '../pricing.js';
+import { defaultPrices, priceOf } from '../definitions/pricing.js';
 import type { AgentDefinition } from '../schema/index.js';
 import type { AfterRunHook } from './loop-hooks.js';
 import { graderModel } from './graders.js';
@@ -37,8 +37,7 @@ export function pricesOf(def: AgentDefinition) {
 /** Rewrites runtime/usage.json after the run; the ending is left as it is. */
 export function usageFile(): AfterRunHook {
   return {
-    afterRun(ctx, _journal, ending) {
-      const snap = ctx.rt.store.snapshot(ctx.sessionId, { persist: false });
+    afterRun(ctx, _journal, ending, snap) {
       ctx.files.json('usage.json', { usage: snap.usage, tree_usage: snap.tree_usage, ...pricesOf(ctx.agent.def) });
       return ending;
     },

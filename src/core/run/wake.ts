@@ -14,39 +14,39 @@
  *     run's hooks (default-hooks.ts), then the after-run hooks.
  *  6. Append how it ended (status_idle / status_rescheduled), rewrite
  *     runtime/ and session.json, release the lease.
- *  7. A child session that ended idle reports to its parent
- *     (child-report.ts): after its ending, so a crash between the two is
- *     repaired from the two logs, never reported twice.
+ *  7. The after-close hooks: what the ending means beyond the run (a child
+ *     that ended idle reports to its parent, child-report.ts), after its
+ *     ending is in the log, so a crash between the two is repaired from
+ *     the two logs, never reported twice.
  *
  * This module is the orchestration only: opening a run is open-run.ts,
  * what it writes goes through its journal (journal.ts), settling is
  * settle.ts. Model and tool failures are data in the log; wake() only
  * throws `busy` and `not_found`, before it has written anything.
  */
-import { iso } from '../clock.js';
-import { acquireLease, type Lease } from '../lease.js';
-import { runIdAfter } from '../ids.js';
-import { OpenboaError } from '../errors.js';
-import { Redactor } from '../redact.js';
+import { iso } from '../foundation/clock.js';
+import { acquireLease, type Lease } from '../foundation/lease.js';
+import { runIdAfter } from '../foundation/ids.js';
+import { OpenboaError } from '../foundation/errors.js';
+import { Redactor } from '../foundation/redact.js';
 import { drainInbox } from '../store/inbox.js';
 import { INBOX_REPORT_CODE } from '../store/fold.js';
 import type { PendingWake, SessionSnapshot } from '../schema/index.js';
 import { takenId } from '../store/wake-queue-fold.js';
-import { nextFiring } from '../recurrence.js';
+import { nextFiring } from '../schedule/recurrence.js';
 import { createdAtOf, planRun, type RunPlan } from './plan.js';
 import { runContext } from './system-prompt.js';
 import { RunJournal } from './journal.js';
 import { runLoop } from './loop.js';
-import { defaultHooks } from './default-hooks.js';
+import { defaultHooks, defaultPreparers, defaultServices } from './default-hooks.js';
 import { loadDefinitions, openRun, writeStartFiles, type Definitions } from './open-run.js';
-import { startMcpServers } from '../mcp/mcp-run.js';
 import { applyInterrupt, closeForInterrupt, finishInterrupt, reconcile, settleAnswers, settleLateAnswers } from './settle.js';
 import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attempt.js';
-import { RunControl, type Ending, type RunContext, type Runtime, type WakeOptions, type WakeResult } from './run-context.js';
+import { type Ending, type RunContext, type Runtime } from './run-context.js';
+import { RunControl } from './run-control.js';
+import { type WakeOptions, type WakeResult } from './wake-api.js';
 import type { LoopHooks } from './loop-hooks.js';
-import { reportToParent } from './child-report.js';
-import { reconcileHeartbeat } from './heartbeat.js';
-import { interruptFromAbove } from './interrupt-from-above.js';
+import { usePromptSections } from './prompt-sections.js';
 
 export { MAX_WAKE_ATTEMPTS } from './default-hooks.js';
 
@@ -94,8 +94,8 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
     }
     const reported = [...reportRejections(rt, sessionId, snap, runId), ...reportInboxProblems(rt, sessionId, drained.problems, runId)];
     if (reported.length) snap = store.snapshot(sessionId);
-    // The queue follows agent.yaml's heartbeat before anything plans on it (a removed heartbeat starts no run).
-    if (reconcileHeartbeat(rt, sessionId, snap)) snap = store.snapshot(sessionId);
+    // The queue follows the definitions before anything plans on it (a removed heartbeat starts no run).
+    if (defaultPreparers.reduce((wrote, prepare) => prepare(rt, sessionId, snap) || wrote, false)) snap = store.snapshot(sessionId);
     let plan = planRun(snap, deps.clock.now(), opts);
     if (!plan.runnable) return result(snap, { outcome: 'skipped', skip_reason: plan.skipReason, wake_id: null, errors: reported });
     if (snap.pending_wakes.some((w) => w.provisional)) {
@@ -172,10 +172,11 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     return failDefinitions(rt, x, OpenboaError.is(e) ? e.message : `cannot load the session's definitions: ${(e as Error).message}`);
   }
 
-  const opened = openRun(rt, { sessionId, runId, snap, plan, lease: x.lease, wakeReason: describeReason(plan, snap), opts: x.opts, defs });
+  const services = defaultServices();
+  const opened = await openRun(rt, { sessionId, runId, snap, plan, lease: x.lease, wakeReason: describeReason(plan, snap), opts: x.opts, defs, services });
   const { ctx } = opened;
   const journal = new RunJournal({ store, sessionId, runId, redactor: ctx.env.redactor, control: ctx.control, reported: x.reported, ...(x.opts.onEvents ? { onEvents: x.opts.onEvents } : {}) });
-  const defaults = defaultHooks(ctx, defs.model, plan.wakes);
+  const defaults = defaultHooks(ctx, defs.model, plan.wakes, services);
   const hooks = x.opts.hooks ? x.opts.hooks(defaults, ctx) : defaults;
   const wakesScheduledBefore = new Set(snap.pending_wakes.map((w) => w.id));
   let ending: Ending;
@@ -206,8 +207,16 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
     journal.emit([rescheduledEvent(ending)]);
   }
   const after = store.snapshot(sessionId);
-  // A child's run that ended idle reports to its parent, after its ending is in its own log (child-report.ts).
-  if (ending.kind === 'idle' && after.parent_session_id) deliverReport(rt, sessionId, after);
+  // What the ending means beyond the run (a child's report to its parent), once it is in the log.
+  if (ending.kind !== 'lease_lost') {
+    for (const h of hooks.afterClose) {
+      try {
+        h.afterClose(rt, sessionId, after, ending);
+      } catch {
+        // its own to repair later (loop-hooks.ts)
+      }
+    }
+  }
   ctx.window.refresh(after);
   ctx.files.eventFeed(ctx.window.recent);
   const res = x.result(after, {
@@ -237,6 +246,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
 async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan: RunPlan, skillProblems: string[]): Promise<Ending> {
   const { store, deps } = ctx.rt;
   const snap = ctx.startSnapshot;
+  usePromptSections(ctx, hooks.promptSections);
   journal.emit([
     {
       type: 'session.status_running',
@@ -256,16 +266,16 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
   const opened = store.snapshot(ctx.sessionId, { persist: false });
   if (opened.running_wake_id !== ctx.runId) throw new RunRefused(`the log did not accept run ${ctx.runId} (last run ${opened.last_wake_id}); see session.json's rejected lines`);
   reconcile(journal, snap);
-  // Work asked for before an ancestor was interrupted is not done: the run stops as an interrupted one.
-  const fromAbove = interruptFromAbove(ctx, journal, plan);
+  // Work a gate stops (asked for before an ancestor was interrupted) is not done: the run stops as an interrupted one.
+  const fromAbove = hooks.gates.some((g) => g.stops(ctx, journal, plan));
   const stopNow = plan.interrupt || fromAbove;
   if (stopNow) applyInterrupt(ctx, journal);
   journal.settleWakes('wake.consumed', [...plan.wakes.map(takenId), ...snap.wakes_taken], { wakeRunId: ctx.runId });
   const interrupted = stopNow || (plan.recovery && snap.interrupt_taken);
   const continues = !fromAbove && plan.take.some((p) => p.type === 'user.message' || p.type === 'user.define_outcome');
-  // The agent's MCP servers start once per run, before anything may call their tools (a run that only closes for an interrupt needs none).
-  if (!interrupted || continues) await startMcpServers(ctx, journal);
-  writeStartFiles(ctx, skillProblems);
+  // The run's services open once, before anything may call their tools (a run that only closes for an interrupt needs none).
+  if (!interrupted || continues) for (const sv of hooks.services) await sv.open?.(ctx, journal);
+  writeStartFiles(ctx, skillProblems, hooks.services);
   if (ctx.env.missingSecrets.length) {
     journal.error({ code: 'missing_secret', message: `environment ${ctx.environment.id}: the secret(s) ${ctx.env.missingSecrets.join(', ')} are not set in the daemon's environment; the shell runs without them`, retry: 'terminal' });
   }
@@ -280,7 +290,11 @@ async function work(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, plan
     ending = still.length ? { kind: 'idle', stop: { type: 'requires_action', event_ids: still } } : await runLoop(ctx, journal, hooks);
   }
   if (ending.kind === 'interrupted') ending = finishInterrupt(ctx, journal);
-  if (ending.kind !== 'lease_lost') for (const h of hooks.afterRun) ending = await h.afterRun(ctx, journal, ending);
+  if (ending.kind !== 'lease_lost') {
+    // One fold after the loop, shared by every after-run hook (loop-hooks.ts).
+    const after = store.snapshot(ctx.sessionId, { persist: false });
+    for (const h of hooks.afterRun) ending = await h.afterRun(ctx, journal, ending, after);
+  }
   return ending;
 }
 
@@ -317,15 +331,6 @@ function failureOf(after: SessionSnapshot, runFailed: string | null): WakeResult
   if (!failed) return null;
   if (after.last_error) return { code: after.last_error.code ?? after.last_error.type, message: after.last_error.message };
   return { code: after.status === 'rescheduling' ? 'rescheduled' : 'retries_exhausted', message: after.status === 'rescheduling' ? `rescheduled until ${after.retry_at}` : 'the run gave up' };
-}
-
-/** Reports to the parent; a failure here is repaired later (the daemon delivers what is missing), never the run's. */
-function deliverReport(rt: Runtime, sessionId: string, after: SessionSnapshot): void {
-  try {
-    reportToParent(rt, sessionId, after);
-  } catch {
-    // the parent's log is not writable now: reportToParent runs again whenever the daemon looks at this child
-  }
 }
 
 /** The revisits still pending once this run has taken its own in: a recurring one at its next firing. */

@@ -11,7 +11,7 @@
  * a test with a manual clock advances it).
  */
 import { Worker } from 'node:worker_threads';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../foundation/clock.js';
 
 // Plain JavaScript, evaluated in the worker (no TypeScript loader there).
 const WORKER_SOURCE = `

@@ -26,7 +26,7 @@ import nodePath from 'node:path';
 import { at, fileError, FileError, PathError, readAtMost } from './beneath.js';
 import { replaceBeneath, TOO_LARGE } from './atomic-replace.js';
 import { globBeneath, grepBeneath } from './host-search.js';
-import { ShellSession, type ShellSessionOptions } from './shell-session.js';
+import { ShellSession } from './shell-session.js';
 import { VirtualFs } from './virtual-fs.js';
 import {
   failure,
@@ -46,24 +46,14 @@ import {
   type SandboxFailure,
   type SearchOptions,
   type Written,
+  type SandboxSpec,
 } from './sandbox.js';
 
-/**
- * What a run knows about its sandbox: the isolation in force, the mounts
- * (the shell binds them; the file operations walk beneath them), the
- * shell's environment and home, where its facts go (runtime/), the run's
- * redactor and clock, and why no shell can run, if none can.
- */
-export type HostSandboxOptions = ShellSessionOptions;
+/** The spec a run gives its sandbox (the port's SandboxSpec), by the name this module has always given it. */
+export type HostSandboxOptions = SandboxSpec;
 
-/**
- * What builds a run's sandbox from those facts (Deps.sandbox). hostSandbox
- * is the default; a test or an embedder passes its own, e.g.
- * `() => new MemorySandbox({...})`, which may ignore them.
- */
-export type SandboxFactory = (o: HostSandboxOptions) => Sandbox;
-
-export const hostSandbox: SandboxFactory = (o) => new HostSandbox(o);
+/** The sandbox of this machine: the shell in a pty under the run's isolation, the files walked beneath the mounts. */
+export const hostSandbox = (o: SandboxSpec): Sandbox => new HostSandbox(o);
 
 const notRegular = (virtual: string) => failure('not_regular', `${virtual} is not a regular file`);
 

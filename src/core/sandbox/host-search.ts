@@ -12,7 +12,7 @@
  * matching said.
  */
 import fs from 'node:fs';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../foundation/clock.js';
 import { readAtMost } from './beneath.js';
 import { GrepSearch, matchPathsOffThread } from './grep-worker.js';
 import { failure, type GlobMatch, type GlobResult, type GrepOptions, type GrepResult, type SandboxFailure, type SearchOptions } from './sandbox.js';

@@ -16,7 +16,7 @@
  * match in-process, at once; only an aborted signal stops them).
  */
 import path from 'node:path';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../foundation/clock.js';
 import {
   failure,
   type Change,

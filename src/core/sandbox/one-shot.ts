@@ -18,10 +18,10 @@
  * next start.
  */
 import { spawn } from 'node:child_process';
-import type { Clock } from '../clock.js';
-import { cutHead, cutTail } from '../text-cut.js';
+import type { Clock } from '../foundation/clock.js';
+import { cutHead, cutTail } from '../foundation/text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
-import { killSession } from './pty-shell.js';
+import { killSession } from './kill-session.js';
 
 export interface OneShotConfig {
   isolation: Isolation;

@@ -14,13 +14,18 @@
  * namespace, or the pty's whole session) and the next command starts a new
  * shell. Every one of these deadlines runs on the injected clock.
  */
-import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import * as pty from 'node-pty';
-import type { Clock } from '../clock.js';
+import type * as Pty from 'node-pty';
+
+/** node-pty, loaded when the first shell starts (a native module: processes that never start a shell never load it). */
+let ptyModule: Promise<typeof Pty> | null = null;
+const loadPty = () => (ptyModule ??= import('node-pty'));
+import type { Clock } from '../foundation/clock.js';
 import type { ExecResult as SandboxExecResult } from './sandbox.js';
-import { cutHead, cutTail } from '../text-cut.js';
+import { cutHead, cutTail } from '../foundation/text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
+import { assignLines, CHUNK, ENV_REPORT_MAX, exportScript, parseEnv } from './shell-env.js';
+import { killSession } from './kill-session.js';
 
 export interface ShellConfig {
   isolation: Isolation;
@@ -62,14 +67,6 @@ export interface ExecResult extends SandboxExecResult {
   env: Record<string, string> | null;
 }
 
-/** A variable name the shell may be told to export (anything else is never put in a script). */
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/**
- * Bytes of exported variables a command's end reports at most. The shell cuts
- * `env -0` one byte past it (so the end marker stays bounded whatever the
- * agent exports), and a cut environment is not reported at all.
- */
-const ENV_REPORT_MAX = 192 * 1024;
 /** Bytes of the cwd an end marker reports at most (PATH_MAX); `pwd` may print more, and is cut one byte past it. */
 const CWD_REPORT_MAX = 4096;
 /**
@@ -89,50 +86,12 @@ const END_MARKER_MAX = 200 + Math.ceil((CWD_REPORT_MAX + 1) / 3) * 4 + Math.ceil
  */
 const IDLE_BUF_MAX = 2 * END_MARKER_MAX;
 
-/** `env -0`'s output, base64-encoded by the shell, as variables (names that are not shell names are left out: exported functions). */
-function parseEnv(b64: string): Record<string, string> | null {
-  const raw = Buffer.from(b64, 'base64');
-  if (raw.length === 0 || raw.length > ENV_REPORT_MAX) return null;
-  const out: Record<string, string> = {};
-  for (const kv of raw.toString('utf8').split('\0')) {
-    const eq = kv.indexOf('=');
-    if (eq > 0 && ENV_NAME.test(kv.slice(0, eq))) out[kv.slice(0, eq)] = kv.slice(eq + 1);
-  }
-  return out;
-}
-
-/** The longest variable name exportScript passes on (it is written twice on one terminal line). */
-const EXPORT_NAME_MAX = 1000;
-
-/**
- * Bash lines that set the shell variable `name` to `value`, whatever bytes
- * it holds: base64-encoded, in lines of CHUNK characters (a terminal's line
- * holds 4095: a longer one is cut, and the shell never starts), read back
- * with `read -d ''` (which keeps trailing newlines, unlike $(...)).
- */
-function assignLines(name: string, value: string): string {
-  const b64 = Buffer.from(value, 'utf8').toString('base64');
-  let out = `__ob_v=''\n`;
-  for (let i = 0; i < b64.length; i += CHUNK) out += `__ob_v+='${b64.slice(i, i + CHUNK)}'\n`;
-  return `${out}IFS= read -r -d '' ${name} < <(printf %s "$__ob_v" | base64 -d)\n`;
-}
-
-/** Bash that exports `vars` as they are (assignLines). Names are checked against ENV_NAME and EXPORT_NAME_MAX; others are left out. */
-function exportScript(vars: Record<string, string>): string {
-  let out = '';
-  for (const [k, v] of Object.entries(vars)) {
-    if (ENV_NAME.test(k) && !k.startsWith('__ob') && k.length <= EXPORT_NAME_MAX) out += `${assignLines(k, v)}export ${k}\n`;
-  }
-  return out;
-}
-
 /** After Ctrl-C, how long the shell has to print its marker before everything is killed. */
 export const KILL_GRACE_MS = 400;
 const READY_TIMEOUT_MS = 10_000;
 /** Output kept in memory per command; the middle of anything larger is dropped. */
 const KEEP_HEAD = 4_000_000;
 const KEEP_TAIL = 4_000_000;
-const CHUNK = 3000;
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
@@ -142,7 +101,7 @@ export function cleanOutput(s: string): string {
 }
 
 export class PtyShell {
-  private proc: pty.IPty;
+  private proc: Pty.IPty;
   private buf = '';
   private exited = false;
   /** The shell's own exit code, once it exited by itself. */
@@ -156,7 +115,7 @@ export class PtyShell {
 
   private constructor(
     readonly config: ShellConfig,
-    proc: pty.IPty,
+    proc: Pty.IPty,
   ) {
     this.proc = proc;
     this.cwd = config.cwd;
@@ -199,6 +158,7 @@ export class PtyShell {
     });
     const [file, ...args] = argv as [string, ...string[]];
     // HISTSIZE=0 from the first line: the protocol's own lines never enter a history a command could print.
+    const pty = await loadPty();
     const proc = pty.spawn(file, args, { name: 'dumb', cols: 200, rows: 50, cwd: config.hostCwd, env: { ...config.env, HISTSIZE: '0' } });
     const shell = new PtyShell(config, proc);
     await shell.init();
@@ -413,44 +373,4 @@ export class PtyShell {
       };
     });
   }
-}
-
-/**
- * Kills every process of the session `sid` (a session leader and what it
- * started), found in /proc. Under bwrap or unshare the pty child owns a PID
- * namespace: killing it ends every process inside. Unconfined, every
- * process of the pty's session is killed, which also reaches background
- * jobs in process groups of their own and `nohup`ed ones.
- */
-export function killSession(sid: number): void {
-  for (const p of sessionMembers(sid)) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/** Pids whose session id is `sid` (the pty child is a session leader), from /proc. */
-function sessionMembers(sid: number): number[] {
-  const out: number[] = [];
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const n of names) {
-    if (!/^\d+$/.test(n)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${n}/stat`, 'utf8');
-      // fields after the ")" of comm: state ppid pgrp session ...
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(rest[3]) === sid) out.push(Number(n));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return out;
 }

@@ -44,6 +44,9 @@
  *   deadlines come in as options, counts and flags (truncated, stopped at
  *   the byte budget) go back as data, and the tools word them.
  */
+import type { Isolation, MountSpec } from './isolation.js';
+import type { Redactor } from '../foundation/redact.js';
+import type { Clock } from '../foundation/clock.js';
 
 /** Why an operation failed: an errno name for what the file system said, or one of the named cases. */
 export type SandboxCode =
@@ -234,3 +237,30 @@ export interface Sandbox {
    */
   close(): void;
 }
+
+/**
+ * What a run tells the sandbox it wants (Deps.sandbox builds one from it):
+ * the isolation in force, the mounts (the shell binds them; the file
+ * operations walk beneath them), the shell's environment and home, where
+ * its facts go (runtime/), the run's redactor and clock, and why no shell
+ * can run, if none can. A factory may ignore what it does not need (the
+ * in-memory one ignores all of it).
+ */
+export interface SandboxSpec {
+  isolation: Isolation;
+  network: 'none' | 'host';
+  mounts: MountSpec[];
+  env: Record<string, string>;
+  /** The sandbox's home: /workspace under bwrap, the host workspace otherwise. */
+  homeDir: string;
+  workspaceHost: string;
+  runtimeDir: string;
+  redactor: Redactor;
+  /** Stamps the shell's facts and runs its deadlines. */
+  clock: Clock;
+  /** Set when no sandbox can run here: every command fails with this reason instead of running unconfined. */
+  unavailable?: string | null;
+}
+
+/** Builds a run's sandbox (Deps.sandbox): hostSandbox in production (loaded when first needed, so it may be async), a MemorySandbox in tests. */
+export type SandboxFactory = (spec: SandboxSpec) => Sandbox | Promise<Sandbox>;

@@ -12,14 +12,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
-import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
-import type { Redactor } from '../redact.js';
+import { iso } from '../foundation/clock.js';
+import type { Redactor } from '../foundation/redact.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-file.js';
 import { appendLines } from '../store/jsonl.js';
 import { PtyShell, type ExecResult } from './pty-shell.js';
+import type { SandboxSpec } from './sandbox.js';
 import { runOnce, type OneShotResult } from './one-shot.js';
-import type { Isolation, MountSpec } from './isolation.js';
 
 export const ShellState = z.object({
   cwd: z.string(),
@@ -33,21 +32,8 @@ export const ShellState = z.object({
 });
 export type ShellState = z.infer<typeof ShellState>;
 
-export interface ShellSessionOptions {
-  isolation: Isolation;
-  network: 'none' | 'host';
-  mounts: MountSpec[];
-  env: Record<string, string>;
-  /** The sandbox's home: /workspace under bwrap, the host workspace otherwise. */
-  homeDir: string;
-  workspaceHost: string;
-  runtimeDir: string;
-  redactor: Redactor;
-  /** Stamps shell.json and the history, and runs the shell's deadlines (see ShellConfig.clock). */
-  clock: Clock;
-  /** Set when no sandbox can run here: every command fails with this reason instead of running unconfined. */
-  unavailable?: string | null;
-}
+/** What the session's shell is made of: the run's sandbox spec (sandbox.ts). */
+export type ShellSessionOptions = SandboxSpec;
 
 /** Variables of the shell itself or of the protocol: never carried to the next shell. */
 const SHELL_OWN = new Set(['PWD', 'OLDPWD', 'SHLVL', '_', 'HISTSIZE', 'HISTFILE', 'HISTFILESIZE', 'PS1', 'PS2', 'PS4', 'PROMPT_COMMAND', 'IFS', 'SHELLOPTS', 'BASHOPTS', 'BASH_ENV', 'ENV', 'TERM', 'COLUMNS', 'LINES']);

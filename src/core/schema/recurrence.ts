@@ -9,8 +9,8 @@
  * at most a year.
  */
 import * as z from 'zod';
-import { EXPECTED_DURATION, parseDuration } from '../duration.js';
-import { cronProblem, DEFAULT_TIMEZONE, timezoneProblem } from '../cron.js';
+import { EXPECTED_DURATION, parseDuration } from '../schedule/duration.js';
+import { cronProblem, DEFAULT_TIMEZONE, timezoneProblem } from '../schedule/cron.js';
 
 export const MIN_EVERY_SECONDS = 60;
 export const MAX_EVERY_SECONDS = 366 * 86_400;

@@ -9,8 +9,8 @@
  * inputs, thinking) is not: it is reachable by read_session around a hit.
  */
 import type { SessionEvent, SearchKind } from '../schema/index.js';
-import type { Redactor } from '../redact.js';
-import { cutHead } from '../text-cut.js';
+import type { Redactor } from '../foundation/redact.js';
+import { cutHead } from '../foundation/text-cut.js';
 
 /**
  * The most text one row holds, characters. A longer tool result is indexed

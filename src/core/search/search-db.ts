@@ -29,7 +29,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Home } from '../home.js';
+import type { Home } from '../foundation/home.js';
 
 export type SearchDb = Database.Database;
 

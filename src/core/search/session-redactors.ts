@@ -13,7 +13,7 @@
  *   environment edited while the daemon runs is read again soon.
  */
 import { SessionOverrides } from '../schema/index.js';
-import { Redactor } from '../redact.js';
+import { Redactor } from '../foundation/redact.js';
 import { sessionRedactor } from '../run/environment.js';
 import type { SessionStore } from '../store/session-store.js';
 

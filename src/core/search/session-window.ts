@@ -15,7 +15,7 @@
  * - Redacted with the target session's secrets here; the caller's run
  *   redacts its own on top (the tool catalog).
  */
-import { OpenboaError, notFound } from '../errors.js';
+import { OpenboaError, notFound } from '../foundation/errors.js';
 import { sessionRedactor } from '../run/environment.js';
 import { START, type Cursor } from '../store/jsonl.js';
 import type { SessionStore } from '../store/session-store.js';

@@ -26,7 +26,7 @@
  * - At most `max` entries; the least recently used goes first.
  */
 import fs from 'node:fs';
-import type { SessionPaths } from '../home.js';
+import type { SessionPaths } from '../foundation/home.js';
 import type { SessionSnapshot } from '../schema/index.js';
 import { openIfExists } from './jsonl.js';
 

@@ -9,14 +9,13 @@
  * sense becomes a rejection, reported later as a session.error; the line
  * itself stays in the log.
  */
-import { SESSION_FORMAT, isUserEventType, mcpToolName, roundUsd, type ModelUsage, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
+import { SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
-import { RUN_ID } from '../ids.js';
+import { RUN_ID } from '../foundation/ids.js';
 import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
 import { nextWakeAt, takeWakes } from './wake-queue-fold.js';
-import { acceptDelivery, applyChildEvent, treeUsageOf } from './children-fold.js';
-import { defineOutcome, endEvaluation, judgeDefineOutcome, startEvaluation, takeInOutcomes } from './outcome-fold.js';
-import { applyPauseLine, noteRunPaused } from './pause-fold.js';
+import { addUsage } from './add-usage.js';
+import { finishFold as finishKinds, foldKinds, takeIn } from '../kinds/index.js';
 
 // The wake queue's fold and the answer rule live in their own modules; callers that knew them here still find them.
 export { dueWakes, nextWakeAt } from './wake-queue-fold.js';
@@ -82,7 +81,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
 /** Fills in the derived fields after a fold (they are never read back as input). */
 export function finishFold(s: SessionSnapshot): SessionSnapshot {
   s.next_wake_at = nextWakeAt(s);
-  s.tree_usage = treeUsageOf(s);
+  finishKinds(s);
   s.counts = {
     pending_events: s.pending_events.length,
     pending_wakes: s.pending_wakes.length,
@@ -168,7 +167,10 @@ function judgeUserEvent(s: SessionSnapshot, e: SessionEvent, line: number): stri
   if (pendingIds(s).has(e.id)) {
     return `events.jsonl line ${line}: ${e.type}: id ${e.id} is already used by a pending event`;
   }
-  if (e.type === 'user.define_outcome') return judgeDefineOutcome(s, e, line);
+  for (const k of foldKinds(e.type)) {
+    const why = k.judge?.(s, e, line);
+    if (why) return why;
+  }
   const target = answerTarget(e);
   if (!target) return null;
   const p = answerProblem(s, target.kind, target.useId);
@@ -234,29 +236,6 @@ function unproven(s: SessionSnapshot, e: SessionEvent, line: number, verify: Run
   return `${where}: only a run of this session writes this, and ${got}${s.running_wake_id ? '' : ' (no run is in progress)'}; a person or program appends user.* events`;
 }
 
-const later = (a: string | null, b: string) => (a === null || Date.parse(b) > Date.parse(a) ? b : a);
-
-/**
- * An accepted user event's part in stopping a tree (docs/delegation.md):
- * the newest interrupt, and when the newest work asked of the session was
- * asked for (a parent's run stamps its own opening as `mandate_at`).
- */
-function noteAsked(s: SessionSnapshot, e: SessionEvent): void {
-  if (e.type === 'user.interrupt') s.last_interrupt_at = later(s.last_interrupt_at, e.created_at);
-  else if (e.type === 'user.message') s.mandate_at = later(s.mandate_at, e.mandate_at ?? e.created_at);
-  else if (e.type === 'user.define_outcome') s.mandate_at = later(s.mandate_at, e.created_at);
-}
-
-/** Adds recorded usage, its requests and its cost (USD; absent on lines from before costs were recorded) to the session's. */
-function addUsage(s: SessionSnapshot, u: ModelUsage, requests: number, costUsd: number | undefined): void {
-  s.usage.input_tokens += u.input_tokens;
-  s.usage.output_tokens += u.output_tokens;
-  s.usage.cache_creation_input_tokens += u.cache_creation_input_tokens;
-  s.usage.cache_read_input_tokens += u.cache_read_input_tokens;
-  s.usage.model_requests += requests;
-  if (costUsd) s.usage.cost_usd = roundUsd(s.usage.cost_usd + costUsd);
-}
-
 /** Applies one event of events.jsonl (at `line`, starting at byte `offset` when known). Mutates `s`. */
 export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, readTime = false, verify?: RunVerifier, offset?: number): void {
   if (line === 1 && e.type !== 'session.created') {
@@ -276,9 +255,9 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
   }
   s.updated_at = e.created_at > s.updated_at ? e.created_at : s.updated_at;
   if (isUserEventType(e.type)) {
-    if (applyPauseLine(s, e)) return updateProcessedThrough(s, line);
-    // A delivery from a child that was taken already (a repeat after a crash) is dropped, not reported.
-    if ((e.type === 'agent.thread_message_received' || e.type === 'session.thread_status_idle') && !acceptDelivery(s, e)) return updateProcessedThrough(s, line);
+    const kinds = foldKinds(e.type);
+    // A line that applies where it sits (a pause), or a repeat of a delivery taken already (dropped, not reported).
+    if (kinds.some((k) => k.inPlace?.(s, e) === true) || kinds.some((k) => k.admit?.(s, e) === false)) return updateProcessedThrough(s, line);
     const why = judgeUserEvent(s, e, line);
     if (why) {
       reject(s, line, e.id, why, 'invalid_answer');
@@ -288,8 +267,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       const target = answerTarget(e);
       const use = target && s.open_tool_uses.find((u) => u.id === target.useId);
       if (use) use.answered_by = e.id;
-      if (e.type === 'user.define_outcome') defineOutcome(s, e);
-      noteAsked(s, e);
+      for (const k of kinds) k.accepted?.(s, e);
     }
     updateProcessedThrough(s, line);
     return;
@@ -335,7 +313,7 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
         s.interrupt_taken = true;
         s.reports_wait = true;
       }
-      takeInOutcomes(s, s.pending_events.filter((p) => taken.has(p.id)), e.created_at);
+      takeIn(s, s.pending_events.filter((p) => taken.has(p.id)), e.created_at);
       s.pending_events = s.pending_events.filter((p) => !taken.has(p.id));
       // A wake is taken when a run lists it, even if its wake.consumed record never made it.
       takeWakes(s, (e.wakes ?? []).map((w) => w.id));
@@ -378,34 +356,6 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
     case 'span.model_request_end':
       addUsage(s, e.model_usage, 1, e.cost_usd);
       break;
-    case 'session.thread_created':
-    case 'agent.thread_message_sent':
-      applyChildEvent(s, e);
-      break;
-    case 'session.spawn_refused':
-      s.spawn_refusals = { count: s.spawn_refusals.count + 1, last: { reason: e.reason, message: e.message, at: e.created_at } };
-      break;
-    case 'agent.thread_context_compacted':
-      // The summary requests' tokens and cost are the session's too (phase 2).
-      if (e.usage) addUsage(s, e.usage, e.model_requests ?? 0, e.cost_usd);
-      // Only a compaction the rebuild acts on (it says where the kept turns start, or what it pruned).
-      if (offset !== undefined && (e.kept_from_line !== undefined || e.pruned_before_line !== undefined)) s.compaction = { event_id: e.id, line, offset, ...(e.kept_from_line !== undefined && e.summary !== undefined ? { kept_from_line: e.kept_from_line } : {}) };
-      s.context_warned = [];
-      // A new summary: what a request cut of the previous one no longer holds.
-      if (e.kept_from_line !== undefined && e.summary !== undefined) s.context_cut = null;
-      break;
-    case 'session.context_warning':
-      if (e.threshold !== undefined && !s.context_warned.includes(e.threshold)) s.context_warned = [...s.context_warned, e.threshold];
-      if (e.cut) s.context_cut = { event_id: e.id, at: e.created_at, ...e.cut };
-      break;
-    case 'span.outcome_evaluation_start':
-      startEvaluation(s, e);
-      break;
-    case 'span.outcome_evaluation_end':
-      // The grader's tokens are the session's too (its budget counts them).
-      addUsage(s, e.usage, e.model_requests ?? 0, e.cost_usd);
-      endEvaluation(s, e);
-      break;
     case 'agent.tool_use':
     case 'agent.custom_tool_use': {
       const use: OpenToolUse = {
@@ -420,20 +370,12 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.open_tool_uses.push(use);
       break;
     }
-    case 'agent.mcp_tool_use':
-      // Confirmed like a built-in tool use (kind 'tool'); named as the model called it.
-      s.open_tool_uses.push({ id: e.id, name: mcpToolName(e.mcp_server_name, e.name), kind: 'tool', permission: e.evaluated_permission, line, wake_id: e.wake_id ?? null, answered_by: null, mcp_server_name: e.mcp_server_name });
-      break;
-    case 'agent.mcp_tool_result':
-      s.open_tool_uses = s.open_tool_uses.filter((u) => u.id !== e.mcp_tool_use_id);
-      break;
-    case 'session.run_paused':
-      noteRunPaused(s, e);
-      break;
     case 'agent.tool_result':
       s.open_tool_uses = s.open_tool_uses.filter((u) => u.id !== e.tool_use_id);
       break;
     default:
+      // Every other runtime event is a capability's (kinds/index.ts).
+      for (const k of foldKinds(e.type)) k.apply?.(s, e, { line, ...(offset !== undefined ? { offset } : {}) });
       break;
   }
   updateProcessedThrough(s, line);

@@ -21,7 +21,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../foundation/clock.js';
 import { START, type Cursor } from './jsonl.js';
 import type { EventLines, SessionStore } from './session-store.js';
 

@@ -53,8 +53,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionPaths } from '../home.js';
-import type { Ids } from '../ids.js';
+import type { SessionPaths } from '../foundation/home.js';
+import type { Ids } from '../foundation/ids.js';
 import { at, closeQuietly, DIR_FLAGS, fdPath } from '../sandbox/beneath.js';
 import { appendLines } from './jsonl.js';
 import { prepare, type Entry, type Prepared } from './inbox-file.js';

@@ -31,7 +31,7 @@
  * returns its input unchanged when the line is not one it changes.
  */
 import { LOG_FORMAT } from '../schema/index.js';
-import { unsupportedLogFormat } from '../errors.js';
+import { unsupportedLogFormat } from '../foundation/errors.js';
 
 /** One event object as parsed from a line (a JSON object, not yet validated). */
 export type EventObject = Record<string, unknown>;

@@ -19,11 +19,11 @@ import {
   type WakeRecord,
   type WakeSource,
 } from '../schema/index.js';
-import { lineEventId, lineWakeId } from '../ids.js';
+import { lineEventId, lineWakeId } from '../foundation/ids.js';
 import { migrateEvent } from './migrations.js';
-import { iso } from '../clock.js';
-import { firstFiring } from '../recurrence.js';
-import { cutHead } from '../text-cut.js';
+import { iso } from '../foundation/clock.js';
+import { firstFiring } from '../schedule/recurrence.js';
+import { cutHead } from '../foundation/text-cut.js';
 import type { RawLine } from './jsonl.js';
 
 export interface LineRejection {

@@ -19,93 +19,33 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionOverrides, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
-import { iso, type Clock } from '../clock.js';
-import type { Ids } from '../ids.js';
-import { sessionPaths, type Home, type SessionPaths } from '../home.js';
-import { notFound } from '../errors.js';
-import { Redactor } from '../redact.js';
-import { readFirstLine, readLines, START, type Cursor } from './jsonl.js';
+import { LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
+import { iso } from '../foundation/clock.js';
+import { sessionPaths, type Home, type SessionPaths } from '../foundation/home.js';
+import { notFound } from '../foundation/errors.js';
+import { Redactor } from '../foundation/redact.js';
+import { readFirstLine, readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';
 import { stampEvent } from './stamp.js';
 import { pinReadTimes } from './read-times.js';
 import { logFormatOf } from './migrations.js';
 import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
-import { parseEventLine, parseWakeLine, type ParsedEventLine } from './parse-line.js';
-import { applyEvent, applyRejection, emptySnapshot, finishFold, type RunVerifier } from './fold.js';
-import { applyWakeRecord } from './wake-queue-fold.js';
+import { parseEventLine, parseWakeLine } from './parse-line.js';
+import { foldJournals } from './fold-journals.js';
 import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
 import { writeJsonAtomic } from './atomic-file.js';
-import { Durability, type FsyncPolicy, type SyncFd, COMMITS } from './durability.js';
+import { Durability, COMMITS } from './durability.js';
+import type { AppendOptions, CreateSessionInput, EventLines, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 import { readSnapshotFile, sameCursors, writeSnapshotFileIfMoved } from './snapshot-file.js';
 import { FoldCache, fileStamp, journalStamp } from './fold-cache.js';
 
-export interface StoreDeps {
-  clock: Clock;
-  ids: Ids;
-}
-
-export interface StoreOptions {
-  /** When appends are synced (default `run`, group commit; durability.ts). */
-  fsync?: FsyncPolicy;
-  /** fdatasync(2); tests pass one that counts. */
-  syncFd?: SyncFd;
-}
-
-export interface CreateSessionInput {
-  agentId: string;
-  environmentId: string;
-  title?: string | null;
-  parentSessionId?: string | null;
-  /** How deep below its root the session is (a child: its parent's + 1); absent or 0 for a root. */
-  depth?: number;
-  /** The tightest max_spawn_depth among the session's ancestors (delegation). */
-  treeMaxDepth?: number;
-  /** The tightest max_tree_sessions and max_spawns_per_minute among them. */
-  treeMaxSessions?: number;
-  treeMaxSpawnsPerMinute?: number;
-  overrides?: SessionOverrides;
-}
-
-export interface AppendOptions {
-  /** The run these events belong to; stamped as `wake_id`. */
-  wakeId?: string;
-  redactor?: Redactor;
-  /**
-   * Whether this append is a commit point, synced under `always` and `run`
-   * (true), or one never synced (false). By default the policy decides: a
-   * batch with a closing record, or written for a person (no wakeId), is a
-   * commit point; a run's other lines are not.
-   */
-  durable?: boolean;
-}
-
-export interface SnapshotOptions {
-  /** Write session.json back when the fold moved (default true; errors writing it are ignored). */
-  persist?: boolean;
-  /**
-   * Pin provisional due times (hand-written `delay_seconds`) into the wake
-   * queue, so they stop moving with the reader's clock. Only the runtime pins.
-   */
-  pin?: boolean;
-}
-
-/** Lines of the log read from a cursor (readEvents, follow). */
-export interface EventLines {
-  lines: ParsedEventLine[];
-  /** Pass it back to read on from here. */
-  cursor: Cursor;
-  /** The file was replaced (or rewritten) since the cursor: `lines` start again at line 1. */
-  reset: boolean;
-}
-
+export type { AppendOptions, CreateSessionInput, EventLines, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 export { START, type Cursor } from './jsonl.js';
 export type { FollowOptions } from './follow-events.js';
 
 /** How much of a log snapshotAsync folds between two turns of the event loop (about 25 ms of folding). */
 export const SLICE_BYTES = 1024 * 1024;
-
 
 export class SessionStore {
   readonly durability: Durability;
@@ -284,47 +224,19 @@ export class SessionStore {
     return logFormatOf(readFirstLine(p.events), `session ${sessionId}'s log (${path.relative(this.home.root, this.paths(sessionId).events)})`);
   }
 
-  /**
-   * Folds the journals onto `base` (mutated and returned) or from scratch.
-   * Reads the files, never writes them.
-   */
+  /** Folds the journals onto `base` (mutated and returned) or from scratch (fold-journals.ts). */
   private fold(sessionId: string, p: SessionPaths, base: SessionSnapshot | null, slice: { eventsUntil?: number } = {}): SessionSnapshot {
-    const now = this.deps.clock.now();
-    // The first line is read once per file: a continued fold keeps the format it read (see log_format).
-    const known = base && base.journals.events.line > 0 ? base.log_format : undefined;
-    const format = known ?? this.formatOf(sessionId, p);
-    let s: SessionSnapshot = base ?? emptySnapshot(sessionId, iso(now));
-    s.log_format = format;
-    const trusted = base ? s.journals.events.line : 0; // lines a fold judged before this one
-    const ev = readLines(p.events, s.journals.events, slice.eventsUntil !== undefined ? { until: slice.eventsUntil } : {});
-    const verify: RunVerifier = (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line);
-    if (ev.reset && base) return this.fold(sessionId, p, null, slice);
-    let offset = s.journals.events.offset;
-    for (const raw of ev.lines) {
-      const r = parseEventLine(raw, now, format);
-      if (r.kind === 'event') applyEvent(s, r.event, r.line, r.readTime === true, verify, ev.reset ? undefined : offset);
-      else if (r.kind === 'invalid') applyRejection(s, 'events.jsonl', r.rejection);
-      offset += raw.bytes + 1;
-    }
-    s.journals.events = ev.cursor;
-    s.held_back = { events: ev.heldBack, wake_queue: 0 };
-    // A slice (snapshotAsync) folds events only: the queue's records may settle revisits that later events take in.
-    if (slice.eventsUntil !== undefined) return s;
-    const wq = readLines(p.wakeQueue, s.journals.wake_queue);
-    if (wq.reset && base) return this.fold(sessionId, p, null);
-    for (const raw of wq.lines) {
-      const r = parseWakeLine(raw, now);
-      if (r.kind === 'wake') applyWakeRecord(s, r.record, r.line);
-      else if (r.kind === 'invalid') applyRejection(s, 'wake-queue.jsonl', r.rejection);
-    }
-    s.journals.wake_queue = wq.cursor;
-    s.held_back.wake_queue = wq.heldBack;
-    finishFold(s);
-    if (s.agent_id === 'unknown') {
-      // No session.created: keep going (its bad first line is reported), but say so.
-      s = { ...s, title: s.title ?? '(events.jsonl does not start with session.created)' };
-    }
-    return s;
+    return foldJournals(
+      {
+        sessionId,
+        paths: p,
+        now: this.deps.clock.now(),
+        format: () => this.formatOf(sessionId, p),
+        verify: (trusted) => (runId, proof, line) => proofHolds(this.runKey(sessionId, trusted), sessionId, runId, proof, line),
+      },
+      base,
+      slice,
+    );
   }
 
   private readonly keys = new Map<string, RunKey>();
@@ -402,6 +314,27 @@ export class SessionStore {
       ),
     );
     this.append(p, p.wakeQueue, lines, true);
+  }
+
+  /**
+   * The raw lines of the log just before `end` (at least `minBytes` of them
+   * when the log has that many, whole lines only), oldest first: for a
+   * reader that goes back from a cursor (a run's window of the log, a
+   * child's last message) and parses them itself, in the log's format
+   * (logFormat). Throws not_found.
+   */
+  readRawBefore(sessionId: string, end: Cursor, minBytes: number): RawLine[] {
+    return readLinesBefore(this.require(sessionId).events, end, minBytes);
+  }
+
+  /**
+   * The raw lines of the log after `from`, up to `until` (a byte offset: a
+   * reader that must not read past what the fold judged) or `maxLines`, with
+   * the cursor to read on from: readEvents without the parsing, for a reader
+   * that parses in its own way (a run's window). Throws not_found.
+   */
+  readRaw(sessionId: string, from: Cursor, opts: { until?: number; maxLines?: number } = {}): { lines: RawLine[]; cursor: Cursor; reset: boolean } {
+    return readLines(this.require(sessionId).events, from, opts);
   }
 
   /**

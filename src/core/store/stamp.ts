@@ -3,8 +3,8 @@
  * run's id, then the payload (in that key order, for people reading the
  * log), validated against the event's schema before anything is written.
  */
-import { iso, type Clock } from '../clock.js';
-import type { Ids } from '../ids.js';
+import { iso, type Clock } from '../foundation/clock.js';
+import type { Ids } from '../foundation/ids.js';
 import { EVENT_SCHEMAS, type NewEvent, type SessionEvent } from '../schema/index.js';
 import { describeIssues } from './parse-line.js';
 

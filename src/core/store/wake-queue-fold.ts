@@ -55,8 +55,8 @@
  * twice is, from scratch, taken once).
  */
 import type { PendingWake, SessionSnapshot, WakeRecord } from '../schema/index.js';
-import { iso } from '../clock.js';
-import { firingId, nextFiring, parseFiringId } from '../recurrence.js';
+import { iso } from '../foundation/clock.js';
+import { firingId, nextFiring, parseFiringId } from '../schedule/recurrence.js';
 
 /** The part of a snapshot the wake queue's fold owns. */
 export type WakeQueueState = Pick<SessionSnapshot, 'pending_wakes' | 'wakes_taken' | 'wakes_consumed' | 'wakes_cancelled'>;

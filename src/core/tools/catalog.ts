@@ -22,7 +22,10 @@ import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessi
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
 import { malformedArguments, malformedInputError } from './tool-arguments.js';
-import type { McpHub } from '../mcp/mcp-hub.js';
+import type { ToolSource } from './tool-source.js';
+import type { ToolDefinition } from '../model/provider.js';
+
+import type { NewEvent, SessionEvent } from '../schema/index.js';
 
 export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   bash: bashTool as Tool,
@@ -54,13 +57,6 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
 export const BUILTIN_DEFAULT_PERMISSIONS: Partial<Record<BuiltinToolName, Permission>> = {
   promote: 'always_ask',
 };
-
-/** What the model is sent for one tool. */
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  input_schema: { type: 'object'; [k: string]: unknown };
-}
 
 export interface CatalogEntry {
   name: string;
@@ -114,10 +110,10 @@ function builtinSchema(name: BuiltinToolName): ToolDefinition['input_schema'] {
 
 export class ToolCatalog {
   private readonly fixed: CatalogEntry[];
-  private readonly mcp: McpHub | null;
+  private readonly mcp: ToolSource | null;
 
-  /** `opts.mcp`: the run's MCP servers; their tools join the catalog once the hub started them. */
-  constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools' | 'delegates'>, opts: { hasSkills: boolean; isChild?: boolean; mcp?: McpHub }) {
+  /** `opts.mcp`: tools a run service brings (the MCP servers'); they join the catalog once the service opened. */
+  constructor(agent: Pick<AgentDefinition, 'tools' | 'custom_tools' | 'delegates'>, opts: { hasSkills: boolean; isChild?: boolean; mcp?: ToolSource | null }) {
     const entries: CatalogEntry[] = [];
     for (const name of BUILTIN_TOOL_NAMES) {
       const permission = agent.tools[name]?.permission ?? BUILTIN_DEFAULT_PERMISSIONS[name] ?? 'always_allow';
@@ -162,7 +158,7 @@ export class ToolCatalog {
     if (!e) {
       const target = this.mcp?.target(name);
       if (target) {
-        const why = this.mcp?.serverState(target.server)?.error;
+        const why = this.mcp?.unavailable(target.server);
         return { kind: 'deny', permission: 'deny', why: why ? `the MCP server ${target.server} is not available in this run: ${why}` : `the MCP server ${target.server} offers no tool named ${JSON.stringify(target.tool)} in this run`, mcp: target };
       }
       return { kind: 'deny', permission: 'deny', why: `there is no tool named ${JSON.stringify(name)}` };
@@ -172,6 +168,17 @@ export class ToolCatalog {
     if (e.permission === 'disabled') return { kind: 'deny', permission: 'deny', why: `the tool ${name} is disabled for this agent` };
     if (e.permission === 'always_ask') return { kind: 'ask', permission: 'ask' };
     return { kind: 'run', permission: 'allow' };
+  }
+
+  /** The event a call of a source's tool is recorded as (an agent.mcp_tool_use). */
+  record(target: McpTarget, call: { modelToolUseId: string; input: unknown; permission: 'allow' | 'ask' | 'deny' }): NewEvent {
+    if (!this.mcp) throw new Error(`no tool source offers ${target.server}/${target.tool}`);
+    return this.mcp.record(target, call);
+  }
+
+  /** The source whose tool a logged use calls (null: a built-in). */
+  sourceOf(use: SessionEvent): ToolSource | null {
+    return this.mcp?.owns(use) ? this.mcp : null;
   }
 
   /** Validates and runs a built-in tool; every failure is an error result. */

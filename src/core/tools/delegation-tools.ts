@@ -30,10 +30,10 @@
  * Every message crosses from one session to another redacted with the
  * sender's secrets.
  */
-import { createSession } from '../create-session.js';
-import { childrenOf } from '../children-view.js';
-import { rosterOf } from '../roster.js';
-import { interruptedSinceRun, spawnBounds, spawnRefusal, type SpawnRefusal } from '../spawn-limits.js';
+import { createSession } from '../ops/create-session.js';
+import { childrenOf } from '../views/children-view.js';
+import { rosterOf } from '../delegation/roster.js';
+import { interruptedSinceRun, spawnBounds, spawnRefusal, type SpawnRefusal } from '../delegation/spawn-limits.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput, type AgentDefinition, type BuiltinToolName } from '../schema/index.js';
 import { fail, ok, type Tool, type ToolContext } from './tool.js';
 

@@ -7,9 +7,9 @@
  * cache): the learning is there from the next run on.
  */
 import { LearnInput } from '../schema/index.js';
-import { appendLearning } from '../learnings.js';
-import { renderLearningsFile } from '../learnings-file.js';
-import { OpenboaError } from '../errors.js';
+import { appendLearning } from '../memory/learnings.js';
+import { renderLearningsFile } from '../memory/learnings-file.js';
+import { OpenboaError } from '../foundation/errors.js';
 import { fail, ok, type Tool } from './tool.js';
 
 export const LEARN_DESCRIPTION =

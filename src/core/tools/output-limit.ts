@@ -4,7 +4,7 @@
  * silently cut answer.
  */
 import { isFailure, type Sandbox } from '../sandbox/sandbox.js';
-import { cutHead, cutTail } from '../text-cut.js';
+import { cutHead, cutTail } from '../foundation/text-cut.js';
 
 /** Where saved outputs go, inside /workspace. */
 export const OUTPUT_DIR = '/workspace/.openboa/tool-output';

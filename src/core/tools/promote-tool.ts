@@ -25,14 +25,14 @@
  * order rules out.
  */
 import path from 'node:path';
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { PROMOTE_MAX_FILE_BYTES, PromoteInput, VersionLine, VersionPath, type SessionSnapshot } from '../schema/index.js';
 import { isFailure } from '../sandbox/sandbox.js';
 import { replaceBeneath } from '../sandbox/atomic-replace.js';
 import { VirtualFs } from '../sandbox/virtual-fs.js';
 import { appendVersion, sha256Of, storeContent, substrateVersioned, withLogLock, type LatestVersions, type VersionedDir } from '../memory/version-store.js';
 import { dirMemo } from '../memory/dir-memo.js';
-import { MEMORY_STORE_MAX_BYTES, MEMORY_STORE_MAX_CONTENTS } from '../memory/memory-dir.js';
+import { MEMORY_STORE_MAX_BYTES, MEMORY_STORE_MAX_CONTENTS } from '../memory/memory-scan.js';
 import { describeIssues } from '../store/parse-line.js';
 import { fail, ok, type Tool } from './tool.js';
 

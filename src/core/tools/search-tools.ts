@@ -21,7 +21,7 @@
  * header line says so, and every recorded line (a body, a snippet) starts
  * with QUOTE, so recorded text cannot forge the output's own lines.
  */
-import { OpenboaError } from '../errors.js';
+import { OpenboaError } from '../foundation/errors.js';
 import { READ_WINDOW_DEFAULT, ReadSessionInput, SEARCH_LIMIT_DEFAULT, SearchSessionsInput, type SearchHit } from '../schema/index.js';
 import { SessionSearch } from '../search/session-search.js';
 import { READ_SCAN_MAX_LINES, readSessionWindow } from '../search/session-window.js';

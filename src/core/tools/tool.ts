@@ -4,8 +4,8 @@
  * needs; results are data (`is_error`), never exceptions that end a run.
  */
 import type * as z from 'zod';
-import type { Clock } from '../clock.js';
-import type { Redactor } from '../redact.js';
+import type { Clock } from '../foundation/clock.js';
+import type { Redactor } from '../foundation/redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Skill } from '../run/skills.js';

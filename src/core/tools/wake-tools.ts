@@ -4,9 +4,9 @@
  * scheduled revisit is a normal `wake.scheduled` record with source `agent`,
  * a repeating one with its rule (`every`, or `cron` and `timezone`).
  */
-import { iso } from '../clock.js';
+import { iso } from '../foundation/clock.js';
 import { CancelWakeInput, ListWakesInput, ScheduleWakeInput, recurrenceOf } from '../schema/index.js';
-import { describeRecurrence, firstFiringFrom } from '../recurrence.js';
+import { describeRecurrence, firstFiringFrom } from '../schedule/recurrence.js';
 import { fail, ok, type Tool } from './tool.js';
 
 /** More pending revisits than this is almost certainly a loop. */
