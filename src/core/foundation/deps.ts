@@ -15,7 +15,9 @@ import type { SandboxFactory } from '../sandbox/sandbox.js';
  * process that never runs a session (most CLI commands) never loads the
  * shell, the pty or the file walk.
  */
-const hostSandbox: SandboxFactory = async (spec) => (await import('../sandbox/host-sandbox.js')).hostSandbox(spec);
+let hostModule: Promise<typeof import('../sandbox/host-sandbox.js')> | null = null;
+// Kept once loaded: import() again goes through the module loader (its resolution and hooks) at every run.
+const hostSandbox: SandboxFactory = async (spec) => (await (hostModule ??= import('../sandbox/host-sandbox.js'))).hostSandbox(spec);
 
 export interface Deps {
   clock: Clock;
