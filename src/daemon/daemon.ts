@@ -48,6 +48,7 @@ import { TailSealer } from './tail-sealer.js';
 import { SessionSweep } from './session-sweep.js';
 import { WorkIndex, discoveryOrder } from './work-index.js';
 import { SearchFeed } from './search-feed.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { RunPacing } from './run-pacing.js';
 
 export interface DaemonOptions {
@@ -91,6 +92,7 @@ export class Daemon {
   private readonly index: WorkIndex;
   /** Keeps the cross-session search index current from the watcher's hints (search-feed.ts). */
   private readonly search: SearchFeed;
+  private readonly webhooks: WebhookDispatcher;
   private readonly log: OperatorLog;
   private stopping = false;
   private readonly leaseStaleMs: number;
@@ -112,6 +114,7 @@ export class Daemon {
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
     this.index = new WorkIndex(rt.home, rt.deps.clock);
     this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
+    this.webhooks = new WebhookDispatcher({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
     this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, sessionsDir: rt.home.sessionsDir, inboxWork: (id) => this.holds.inboxWork(id), inboxStuck: (id) => this.holds.inboxStuck(id), onStale: (id) => this.evaluate(id) });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
@@ -122,6 +125,7 @@ export class Daemon {
       onHint: (id) => {
         this.evaluate(id);
         this.search.hint(id);
+        this.webhooks.hint(id);
       },
       onGone: (id) => this.forget(id),
       onWarn: (m) => this.log.notice(m),
@@ -173,6 +177,7 @@ export class Daemon {
       this.definitions.start();
       // In the background: the index is an aid, never a reason to hold up discovery or runs.
       void this.search.start();
+      void this.webhooks.start();
     }
     // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
     const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
@@ -419,6 +424,7 @@ export class Daemon {
     this.stopping = true;
     this.sweeper.stop();
     this.search.stop();
+    this.webhooks.stop();
     this.tails.stop();
     this.scheduler.stop();
     this.queue.clear();

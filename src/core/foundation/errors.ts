@@ -3,7 +3,7 @@
  * maps codes to exit codes (SPEC §8). Everything else is a plain Error whose
  * message names the session and event involved.
  */
-export type ErrorCode = 'not_found' | 'busy' | 'invalid_input' | 'budget_exhausted' | 'unsupported_log_format';
+export type ErrorCode = 'not_found' | 'busy' | 'invalid_input' | 'budget_exhausted' | 'unsupported_log_format' | 'conflict';
 
 export class OpenboaError extends Error {
   readonly code: ErrorCode;
@@ -34,6 +34,8 @@ export class OpenboaError extends Error {
 
 export const notFound = (message: string) => new OpenboaError('not_found', message);
 export const busy = (message: string) => new OpenboaError('busy', message);
+/** A change made against a state that is no longer the current one (a stale version), or a name already taken. */
+export const conflict = (message: string) => new OpenboaError('conflict', message);
 export const invalidInput = (message: string, cause?: unknown, data?: Record<string, string>) => new OpenboaError('invalid_input', message, { cause, ...(data ? { data } : {}) });
 /** Bad input about one field: the message says what is wrong with it, without naming how a caller spelled it. */
 export const invalidField = (field: string, message: string) => new OpenboaError('invalid_input', message, { data: { field } });

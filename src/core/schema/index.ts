@@ -19,4 +19,6 @@ export * from './memory.js';
 export * from './provider-settings.js';
 export * from './mcp.js';
 export * from './versions.js';
+export * from './definition-history.js';
+export * from './home-config.js';
 export * from './search.js';
