@@ -10,6 +10,14 @@ export async function site(t: TestContext, body = 'hello from the site'): Promis
       res.writeHead(302, { Location: 'http://unlisted.test/' }).end();
       return;
     }
+    if (req.url === '/redirect-in') {
+      res.writeHead(301, { Location: '/article' }).end();
+      return;
+    }
+    if (req.url === '/article') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(`<html><head><title>T</title><style>p{}</style><script>alert(1)</script></head><body><h1>${body}</h1><p>Some <a href="/x">link</a> text.</p></body></html>`);
+      return;
+    }
     res.writeHead(200, { 'Content-Type': 'text/plain' }).end(`${body} ${req.url}`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

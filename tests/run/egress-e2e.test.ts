@@ -13,7 +13,7 @@ import { site } from '../helpers/web-site.js';
 
 const skip = BWRAP ? false : 'needs bubblewrap (the proxy is reached through a socket bound into the sandbox)';
 
-test('limited: the shell reaches an allowed host with curl; rebinding, unlisted hosts and the daemon port are refused with reasons it reads', { skip }, async (t) => {
+test('limited: the shell reaches an allowed host with curl, web_fetch too; rebinding, unlisted hosts and the daemon port are refused with reasons it reads', { skip }, async (t) => {
   const port = await site(t);
   const daemonPort = await site(t, 'daemon API');
   const curl = (url: string) => `curl -sS --max-time 10 ${url}; echo " [exit $?]"`;
@@ -27,6 +27,7 @@ test('limited: the shell reaches an allowed host with curl; rebinding, unlisted 
           { id: 'toolu_meta', name: 'bash', input: { command: curl('http://metadata.test/latest/meta-data/') } },
           { id: 'toolu_unlisted', name: 'bash', input: { command: curl(`http://elsewhere.test:${port}/`) } },
           { id: 'toolu_daemon', name: 'bash', input: { command: curl(`http://allowed.test:${daemonPort}/`) } },
+          { id: 'toolu_fetch', name: 'web_fetch', input: { url: `http://allowed.test:${port}/article` } },
           { id: 'toolu_direct', name: 'bash', input: { command: `curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:${port}/; echo " [exit $?]"` } },
         ],
       },
@@ -48,6 +49,7 @@ test('limited: the shell reaches an allowed host with curl; rebinding, unlisted 
   assert.match(r.get('toolu_unlisted')!.text, /refused elsewhere\.test:\d+: elsewhere\.test is not in this environment's allowed_hosts/);
   assert.match(r.get('toolu_daemon')!.text, /one of the daemon's own ports/);
   assert.doesNotMatch(r.get('toolu_daemon')!.text, /daemon API/);
+  assert.match(r.get('toolu_fetch')!.text, new RegExp(`^URL: http://allowed\\.test:${port}/article\nStatus: 200 OK\n[^]*# hello from the site`));
   // Past the proxy there is no network at all: the sandbox's own loopback has nothing on that port.
   assert.match(r.get('toolu_direct')!.text, /Failed to connect|Couldn't connect/);
   const log = fs.readFileSync(path.join(b.store.paths(id).runtime, 'egress.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { host: string; allowed: boolean });
@@ -58,6 +60,7 @@ test('limited: the shell reaches an allowed host with curl; rebinding, unlisted 
     ['metadata.test', false],
     ['elsewhere.test', false],
     ['allowed.test', false],
+    ['allowed.test', true],
   ]);
   const net = JSON.parse(fs.readFileSync(path.join(b.store.paths(id).runtime, 'network.json'), 'utf8')) as { network: string };
   assert.equal(net.network, 'limited');

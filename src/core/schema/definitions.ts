@@ -25,6 +25,7 @@ export const BUILTIN_TOOL_NAMES = [
   'edit',
   'glob',
   'grep',
+  'web_fetch',
   'schedule_wake',
   'cancel_wake',
   'list_wakes',
