@@ -35,7 +35,7 @@ test('only src/cli calls process.exit', () => {
  * defaultHooks()/defaultServices() (run/default-hooks.ts) and the event
  * kinds (kinds/index.ts).
  */
-test('the centre files import no capability module (outcomes, compaction, delegation, memory, learnings, MCP, search)', () => {
+test('the centre files import no capability module (outcomes, compaction, delegation, memory, learnings, MCP, search, egress)', () => {
   const centre = ['src/core/run/loop.ts', 'src/core/run/wake.ts', 'src/core/run/open-run.ts', 'src/core/run/conversation.ts', 'src/core/store/fold.ts'];
   const capability = [
     /outcome/,
@@ -58,6 +58,7 @@ test('the centre files import no capability module (outcomes, compaction, delega
     /learnings/,
     /\/mcp\//,
     /\/search\//,
+    /\/egress\//,
     /heartbeat/,
   ];
   const offenders: string[] = [];

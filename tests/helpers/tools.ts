@@ -10,6 +10,7 @@ import type { Sandbox } from '../../src/core/sandbox/sandbox.js';
 import type { SessionStore } from '../../src/core/store/session-store.js';
 import { Redactor } from '../../src/core/foundation/redact.js';
 import { ManualClock } from './clock.js';
+import type { EgressAccess } from '../../src/core/egress/egress-access.js';
 
 export interface ToolRunner {
   /** Runs one tool with `input`; every call gets a fresh tool-use id. */
@@ -23,7 +24,7 @@ const NO_STORE = new Proxy({} as SessionStore, {
   },
 });
 
-export function toolRunner(sandbox: Sandbox, o: { shellTimeoutMs?: number; outputLimitChars?: number; secrets?: Record<string, string> } = {}): ToolRunner {
+export function toolRunner(sandbox: Sandbox, o: { shellTimeoutMs?: number; outputLimitChars?: number; secrets?: Record<string, string>; egress?: EgressAccess } = {}): ToolRunner {
   const catalog = new ToolCatalog({ tools: {}, custom_tools: [] }, { hasSkills: false });
   const clock = new ManualClock();
   let n = 0;
@@ -41,6 +42,7 @@ export function toolRunner(sandbox: Sandbox, o: { shellTimeoutMs?: number; outpu
         shellTimeoutMs: o.shellTimeoutMs ?? 120_000,
         outputLimitChars: o.outputLimitChars ?? 30_000,
         signal: r.signal ?? new AbortController().signal,
+        ...(o.egress ? { egress: o.egress } : {}),
       };
       return catalog.execute(name, input, ctx);
     },

@@ -2,6 +2,7 @@ import type { CliContext } from '../command.js';
 import { loadAllAgents, loadAllEnvironments } from '../definitions-list.js';
 import { probeMcpServers, type ProbeResult } from '../../core/mcp/mcp-probe.js';
 import { safeText } from '../safe-text.js';
+import { mcpNetwork } from '../../core/run/environment.js';
 
 export async function run(ctx: CliContext): Promise<number | void> {
   const agents = loadAllAgents(ctx.home);
@@ -11,7 +12,8 @@ export async function run(ctx: CliContext): Promise<number | void> {
   await Promise.all(
     agents.map(async (a) => {
       if (!a.def || a.def.mcp_servers.length === 0) return;
-      const network = envs.find((e) => e.id === a.def.environment)?.def?.network ?? 'none';
+      const envDef = envs.find((e) => e.id === a.def.environment)?.def;
+      const network = envDef ? mcpNetwork(envDef) : 'none';
       probes.set(a.id, await probeMcpServers(a.def.mcp_servers, { daemonEnv: ctx.deps.env, cwd: ctx.home.agentDir(a.id), network, signal: ctx.signal }));
     }),
   );

@@ -2,13 +2,14 @@
  * Side effects come in through this object (STYLE point 4): the clock, the id
  * generator and the process environment (where secrets are read). Production
  * builds it once with systemDeps(); tests pass a manual clock and their own
- * environment, and their own model registry and sandbox. Every port is
+ * environment, and their own model registry, sandbox and resolver. Every port is
  * required: nothing in the run imports a concrete provider or sandbox.
  */
 import { systemClock, type Clock } from './clock.js';
 import { systemIds, type Ids } from './ids.js';
 import { builtinModels, type ModelRegistry } from '../model/registry.js';
 import type { SandboxFactory } from '../sandbox/sandbox.js';
+import { systemNetwork, type NetworkPort } from '../egress/network-port.js';
 
 /**
  * This machine's sandbox, loaded with the first run that needs one: a
@@ -30,9 +31,11 @@ export interface Deps {
   models: ModelRegistry;
   /** Builds each run's sandbox (systemDeps: hostSandbox, the shell and files of this machine). */
   sandbox: SandboxFactory;
+  /** How names are resolved for the egress proxy and web_fetch, and the daemon's own ports (egress/network-port.ts). */
+  network: NetworkPort;
 }
 
 /** The production ports: the system clock, UUIDv7 ids, Math.random, the built-in model providers and this machine's sandbox. */
 export function systemDeps(env: NodeJS.ProcessEnv = process.env): Deps {
-  return { clock: systemClock, ids: systemIds(() => systemClock.now()), env, random: Math.random, models: builtinModels, sandbox: hostSandbox };
+  return { clock: systemClock, ids: systemIds(() => systemClock.now()), env, random: Math.random, models: builtinModels, sandbox: hostSandbox, network: systemNetwork() };
 }

@@ -60,7 +60,7 @@ export function isLoopbackUrl(url: string): boolean {
 /** Why this server's URL may not be reached under this network policy; null when it may. */
 export function networkRefusal(def: McpServer, network: 'none' | 'host'): string | null {
   if (isStdioServer(def) || network === 'host' || isLoopbackUrl(def.url)) return null;
-  return `the environment's network is "none", which allows only loopback MCP URLs (localhost, 127.0.0.0/8, [::1]); set network: host to reach ${new URL(def.url).host}`;
+  return `the environment's network is "none", which allows only loopback MCP URLs (localhost, 127.0.0.0/8, [::1]); set network: host (or limited, with allow_mcp_servers: true) to reach ${new URL(def.url).host}`;
 }
 
 function describeError(e: unknown): string {

@@ -44,7 +44,7 @@ export function mcpService(): RunService {
       return resolved.secrets;
     },
     provide({ rt, agent, env }) {
-      hub = new McpHub(resolved ?? resolveMcpServers(agent.def.mcp_servers, rt.deps.env), { daemonEnv: rt.deps.env, cwd: agent.dir, network: env.network, redact: (t) => env.redactor.text(t) });
+      hub = new McpHub(resolved ?? resolveMcpServers(agent.def.mcp_servers, rt.deps.env), { daemonEnv: rt.deps.env, cwd: agent.dir, network: env.mcpNetwork, redact: (t) => env.redactor.text(t) });
       return { tools: mcpToolSource(hub) };
     },
     open: (ctx, journal) => (hub ? startMcpServers(hub, ctx, journal) : undefined),

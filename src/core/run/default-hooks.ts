@@ -24,6 +24,7 @@ import type { AfterRunHook, AfterTurnHook, Bound, LoopHooks, RunService, Session
 import { bornInterrupted } from './interrupt-from-above.js';
 import { reconcileHeartbeat } from './heartbeat.js';
 import { mcpService } from '../mcp/mcp-service.js';
+import { egressService } from '../egress/egress-service.js';
 import { outcomeStartFile } from './outcome-grading.js';
 import { relationsStartFile } from './relations-file.js';
 import { treeBudget } from './tree-budget.js';
@@ -119,11 +120,12 @@ export function retryRevisits(wakes: readonly PendingWake[]): AfterRunHook {
 export const defaultPreparers: readonly SessionPreparer[] = [reconcileHeartbeat];
 
 /**
- * The services of a run, fresh for each: MCP servers, the memory versions
- * around the sandbox, and the runtime/ files outcomes and delegation keep.
+ * The services of a run, fresh for each: MCP servers, the egress proxy of
+ * a network: limited sandbox, the memory versions around the sandbox, and
+ * the runtime/ files outcomes and delegation keep.
  */
 export function defaultServices(): RunService[] {
-  return [mcpService(), memoryVersions(), outcomeStartFile(), relationsStartFile()];
+  return [mcpService(), egressService(), memoryVersions(), outcomeStartFile(), relationsStartFile()];
 }
 
 /** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */

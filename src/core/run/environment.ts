@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EnvironmentDefinition, MemorySettings, SessionOverrides } from '../schema/index.js';
+import type { EnvironmentDefinition, MemorySettings, NetworkPosture, SessionOverrides } from '../schema/index.js';
 import { agentMounts } from '../memory/memory-dir.js';
 import type { Home, SessionPaths } from '../foundation/home.js';
 import { Redactor } from '../foundation/redact.js';
@@ -32,7 +32,13 @@ export interface RunEnvironment {
   redactor: Redactor;
   /** The shell's home and starting directory: /workspace under bwrap, the host workspace otherwise. */
   homeDir: string;
-  network: 'none' | 'host';
+  network: NetworkPosture;
+  /**
+   * What the daemon's own connections to the agent's HTTP MCP servers may
+   * reach: host, or loopback only (none). limited: host when the environment
+   * says allow_mcp_servers (the agent's owner named those servers), else none.
+   */
+  mcpNetwork: 'none' | 'host';
 }
 
 export interface EnvironmentInput {
@@ -142,7 +148,14 @@ export function buildRunEnvironment(i: EnvironmentInput): RunEnvironment {
     redactor: new Redactor(mergeSecrets(mergeSecrets(mergeSecrets(secrets, i.modelSecrets ?? {}), i.extraSecrets ?? {}), i.sharedSecrets ?? {})),
     homeDir,
     network: i.def.network,
+    mcpNetwork: mcpNetwork(i.def),
   };
+}
+
+/** What the daemon's connections to HTTP MCP servers may reach under an environment (RunEnvironment.mcpNetwork). */
+export function mcpNetwork(def: Pick<EnvironmentDefinition, 'network' | 'allow_mcp_servers'>): 'none' | 'host' {
+  if (def.network === 'limited') return def.allow_mcp_servers ? 'host' : 'none';
+  return def.network;
 }
 
 /** The first secrets plus others; a name both use keeps both values (the other's under NAME_2, ...), so none goes unredacted; a value already there is not added again. */

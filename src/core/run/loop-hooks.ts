@@ -16,9 +16,9 @@ import type { ToolOutput } from '../tools/tool.js';
 import type { ConversationView } from './conversation.js';
 import type { RunJournal, RetryStatus } from './journal.js';
 import type { Ending, RunContext, Runtime } from './run-context.js';
-import type { LoadedAgent } from '../definitions/definitions.js';
+import type { LoadedAgent, LoadedEnvironment } from '../definitions/definitions.js';
 import type { RunEnvironment } from './environment.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox, SandboxSpec } from '../sandbox/sandbox.js';
 import type { RunPlan } from './plan.js';
 import type { ToolSource } from '../tools/tool-source.js';
 import type { SessionErrorType } from './failed-attempt.js';
@@ -193,6 +193,7 @@ export interface PromptSection {
 export interface ServiceSetup {
   rt: Runtime;
   agent: LoadedAgent;
+  environment: LoadedEnvironment;
   sessionId: string;
   runId: string;
   env: RunEnvironment;
@@ -206,7 +207,9 @@ export interface ServiceSetup {
  * - secrets(): the secret values it brings, before the run's environment is
  *   built (the run's redactor must know them);
  * - provide(): once the environment is known, before the context: tools
- *   beside the built-ins (a ToolSource), a wrapper of the run's sandbox;
+ *   beside the built-ins (a ToolSource), a change of the sandbox's spec
+ *   before it is built (the egress proxy's socket and variables), a
+ *   wrapper of the run's sandbox;
  * - open(): with the run's bracket open, before anything may call its tools
  *   (not for a run that only closes for an interrupt); may be async;
  * - startFiles() / toolsFile(): the runtime/ files it keeps as the run
@@ -221,7 +224,7 @@ export interface ServiceSetup {
 export interface RunService {
   name: string;
   secrets?(rt: Runtime, agent: LoadedAgent): Record<string, string>;
-  provide?(x: ServiceSetup): { tools?: ToolSource; sandbox?: (s: Sandbox) => Sandbox };
+  provide?(x: ServiceSetup): { tools?: ToolSource; sandboxSpec?: (spec: SandboxSpec) => SandboxSpec; sandbox?: (s: Sandbox) => Sandbox };
   open?(ctx: RunContext, journal: RunJournal): void | Promise<void>;
   startFiles?(ctx: RunContext): void;
   toolsFile?(): Array<Record<string, unknown>>;

@@ -23,6 +23,7 @@ import { type WakeOptions } from './wake-api.js';
 import { loadSkills } from './skills.js';
 import { RunState } from './run-state.js';
 import type { RunService } from './loop-hooks.js';
+import type { SandboxSpec } from '../sandbox/sandbox.js';
 
 export interface Definitions {
   agent: LoadedAgent;
@@ -66,8 +67,8 @@ export async function openRun(rt: Runtime, x: OpenInput): Promise<OpenedRun> {
   const paths = store.paths(x.sessionId);
   const serviceSecrets = Object.assign({}, ...x.services.map((sv) => sv.secrets?.(rt, agent) ?? {})) as Record<string, string>;
   const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: serviceSecrets, sharedSecrets: environmentSecrets(rt.home, deps.env), memory: agent.def.memory });
-  // What the services add: tools beside the built-ins, wrappers of the sandbox (in list order).
-  const provided = x.services.map((sv) => sv.provide?.({ rt, agent, sessionId: x.sessionId, runId: x.runId, env }) ?? {});
+  // What the services add: tools beside the built-ins, changes of the sandbox's spec, wrappers of the sandbox (in list order).
+  const provided = x.services.map((sv) => sv.provide?.({ rt, agent, environment, sessionId: x.sessionId, runId: x.runId, env }) ?? {});
   const tools = provided.find((p) => p.tools)?.tools ?? null;
   const { skills, problems } = loadSkills(agent.dir);
   const control = new RunControl();
@@ -82,7 +83,7 @@ export async function openRun(rt: Runtime, x: OpenInput): Promise<OpenedRun> {
   const deadlineS = agent.def.limits.max_wake_seconds;
   const cancelDeadline = deps.clock.setTimer(deadlineS * 1000, () => control.abort({ kind: 'deadline', seconds: deadlineS }));
 
-  const raw = await deps.sandbox({
+  const spec = provided.reduce((sp, p) => (p.sandboxSpec ? p.sandboxSpec(sp) : sp), {
     isolation: env.posture?.isolation ?? 'unconfined',
     network: env.network,
     mounts: env.mounts,
@@ -93,7 +94,8 @@ export async function openRun(rt: Runtime, x: OpenInput): Promise<OpenedRun> {
     redactor: env.redactor,
     clock: deps.clock,
     unavailable: env.posture ? null : (env.sandboxError ?? 'no sandbox can run here'),
-  });
+  } satisfies SandboxSpec as SandboxSpec);
+  const raw = await deps.sandbox(spec);
   const sandbox = provided.reduce((sb, p) => (p.sandbox ? p.sandbox(sb) : sb), raw);
   const ctx: RunContext = {
     rt,

@@ -5,6 +5,7 @@
  * that is allowed to run is executed and its result recorded (by the loop,
  * and by the settling of confirmed calls).
  */
+import { egressAccess } from '../egress/egress-access.js';
 import type { ToolCatalog } from '../tools/catalog.js';
 import { malformedArguments, malformedInputError } from '../tools/tool-arguments.js';
 import type { CallDecision, ToolExecutor, ToolPolicy, ToolUseEvent } from './loop-hooks.js';
@@ -125,5 +126,7 @@ const runBuiltin: ToolExecutor = (ctx, journal, e) => {
       return n;
     },
     processEnv: ctx.rt.deps.env,
+    // Built only for the one tool that uses it.
+    ...(use.name === 'web_fetch' ? { egress: egressAccess({ def: ctx.environment.def, mcpServers: ctx.agent.def.mcp_servers, network: ctx.rt.deps.network, runtimeDir: ctx.paths.runtime, redactor: ctx.env.redactor }) } : {}),
   });
 };

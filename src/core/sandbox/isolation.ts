@@ -4,7 +4,8 @@
  *
  * - `bwrap`: bubblewrap. Only /workspace (rw), /runtime (ro), the declared
  *   mounts and read-only system directories exist; a private /tmp; its own
- *   PID namespace; no network unless the environment says `host`; uid 1000
+ *   PID namespace; no network unless the environment says `host` (or, for
+ *   `limited`, only the run's egress proxy: ./egress-bridge.ts); uid 1000
  *   with no capabilities.
  * - `unshare-net`: a user + network + PID namespace (`unshare`), with no
  *   filesystem confinement. Used by `sandbox: auto` where bwrap does not work
@@ -15,7 +16,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import type { EnvironmentDefinition } from '../schema/index.js';
+import type { EnvironmentDefinition, NetworkPosture } from '../schema/index.js';
+import { bwrapEgress, hostEgress } from './egress-bridge.js';
 
 export type Isolation = 'bwrap' | 'unshare-net' | 'unconfined';
 
@@ -55,7 +57,7 @@ export interface Posture {
   isolation: Isolation;
   requested: EnvironmentDefinition['sandbox'];
   network: EnvironmentDefinition['network'];
-  /** Whether the network is actually closed for the shell. */
+  /** Whether the network is actually closed for the shell (limited: closed but for the egress proxy). */
   network_closed: boolean;
   /** Whether file access is confined to the mounts. */
   filesystem_confined: boolean;
@@ -66,17 +68,18 @@ export interface Posture {
 export function choosePosture(env: EnvironmentDefinition, caps: Capabilities = probeCapabilities()): Posture | { error: string } {
   const base = { requested: env.sandbox, network: env.network };
   if (env.sandbox === 'process') {
+    if (env.network === 'limited') return { error: 'network: limited needs the sandbox to close the network, and sandbox: process does not: use sandbox: auto or bwrap' };
     return { ...base, isolation: 'unconfined', network_closed: false, filesystem_confined: false, reason: 'sandbox: process (explicit opt-in): the shell runs as a plain process in the workspace' };
   }
   if (caps.bwrap) {
-    return { ...base, isolation: 'bwrap', network_closed: env.network === 'none', filesystem_confined: true, reason: 'bubblewrap works here' };
+    return { ...base, isolation: 'bwrap', network_closed: env.network !== 'host', filesystem_confined: true, reason: env.network === 'limited' ? 'bubblewrap works here; the network is the egress proxy only' : 'bubblewrap works here' };
   }
   if (env.sandbox === 'bwrap') return { error: `the environment requires sandbox: bwrap, but bubblewrap does not work here (${caps.notes.join('; ')})` };
-  if (env.network === 'none') {
+  if (env.network === 'none' || env.network === 'limited') {
     if (caps.unshare) {
       return { ...base, isolation: 'unshare-net', network_closed: true, filesystem_confined: false, reason: `bubblewrap does not work here (${caps.notes.join('; ')}); network closed with unshare, files NOT confined` };
     }
-    return { error: `network: none needs bubblewrap or unshare, and neither works here (${caps.notes.join('; ')})` };
+    return { error: `network: ${env.network} needs bubblewrap or unshare, and neither works here (${caps.notes.join('; ')})` };
   }
   return { ...base, isolation: 'unconfined', network_closed: false, filesystem_confined: false, reason: `bubblewrap does not work here (${caps.notes.join('; ')}); network: host, so the shell runs unconfined` };
 }
@@ -124,18 +127,22 @@ export interface MountSpec {
  * environment is not on it: it is passed to the spawned process itself, so
  * secret values never show in /proc/<pid>/cmdline.
  */
-export function isolatedCommand(isolation: Isolation, o: { network: 'none' | 'host'; mounts: MountSpec[]; cwd: string; argv: string[] }): string[] {
+export function isolatedCommand(isolation: Isolation, o: { network: NetworkPosture; mounts: MountSpec[]; cwd: string; argv: string[]; egress?: string | null }): string[] {
+  // limited without a proxy (no egress service in this run) is none: closed.
+  const egress = o.network === 'limited' ? (o.egress ?? null) : null;
   if (isolation === 'bwrap') {
-    const args = bwrapBase({ network: o.network });
+    const args = bwrapBase({ network: o.network === 'host' ? 'host' : 'none' });
     for (const m of o.mounts) args.push(m.writable ? '--bind' : '--ro-bind', m.host, m.target);
     args.push('--chdir', o.cwd);
-    return ['bwrap', ...args, '--', ...o.argv];
+    if (!egress) return ['bwrap', ...args, '--', ...o.argv];
+    const e = bwrapEgress(egress, o.argv);
+    return ['bwrap', ...args, ...e.binds, '--', ...e.argv];
   }
   if (isolation === 'unshare-net') {
     // --kill-child takes the namespace's first process (and so all of it) down
     // with unshare; the parent-death signal takes unshare down with the daemon.
     const dieWithDaemon = probeCapabilities().pdeathsig ? ['setpriv', '--pdeathsig', 'KILL'] : [];
-    return [...dieWithDaemon, 'unshare', '-r', '-n', '-p', '-f', '-m', '--mount-proc', '--kill-child', ...o.argv];
+    return [...dieWithDaemon, 'unshare', '-r', '-n', '-p', '-f', '-m', '--mount-proc', '--kill-child', ...(egress ? hostEgress(egress, o.argv) : o.argv)];
   }
   return o.argv;
 }

@@ -21,11 +21,14 @@ import { spawn } from 'node:child_process';
 import type { Clock } from '../foundation/clock.js';
 import { cutHead, cutTail } from '../foundation/text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
+import type { NetworkPosture } from '../schema/index.js';
 import { killSession } from './kill-session.js';
 
 export interface OneShotConfig {
   isolation: Isolation;
-  network: 'none' | 'host';
+  network: NetworkPosture;
+  /** network limited: the host path of the run's egress proxy socket (./egress-bridge.ts). */
+  egress?: string | null;
   mounts: MountSpec[];
   /** The complete environment of the command. */
   env: Record<string, string>;
@@ -51,7 +54,7 @@ const KEEP = 256 * 1024;
 
 export function runOnce(c: OneShotConfig, command: string, o: { timeoutMs: number; signal: AbortSignal }): Promise<OneShotResult> {
   const started = c.clock.now();
-  const argv = isolatedCommand(c.isolation, { network: c.network, mounts: c.mounts, cwd: c.cwd, argv: ['/bin/bash', '--noprofile', '--norc', '--noediting', '-c', command] });
+  const argv = isolatedCommand(c.isolation, { network: c.network, egress: c.egress ?? null, mounts: c.mounts, cwd: c.cwd, argv: ['/bin/bash', '--noprofile', '--norc', '--noediting', '-c', command] });
   const [file, ...args] = argv as [string, ...string[]];
   return new Promise((resolve) => {
     let head = '';

@@ -24,12 +24,15 @@ import type { Clock } from '../foundation/clock.js';
 import type { ExecResult as SandboxExecResult } from './sandbox.js';
 import { cutHead, cutTail } from '../foundation/text-cut.js';
 import { isolatedCommand, type Isolation, type MountSpec } from './isolation.js';
+import type { NetworkPosture } from '../schema/index.js';
 import { assignLines, CHUNK, ENV_REPORT_MAX, exportScript, parseEnv } from './shell-env.js';
 import { killSession } from './kill-session.js';
 
 export interface ShellConfig {
   isolation: Isolation;
-  network: 'none' | 'host';
+  network: NetworkPosture;
+  /** network limited: the host path of the run's egress proxy socket (./egress-bridge.ts). */
+  egress?: string | null;
   mounts: MountSpec[];
   /** The complete environment of the shell. */
   env: Record<string, string>;
@@ -150,6 +153,7 @@ export class PtyShell {
   static async start(config: ShellConfig): Promise<PtyShell> {
     const argv = isolatedCommand(config.isolation, {
       network: config.network,
+      egress: config.egress ?? null,
       mounts: config.mounts,
       // Under bwrap the sandbox starts in /workspace, always: the recorded cwd comes from the agent's
       // shell (untrusted), and init's `cd <cwd> || cd` moves there inside the sandbox, or stays home.

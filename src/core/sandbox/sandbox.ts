@@ -47,6 +47,7 @@
 import type { Isolation, MountSpec } from './isolation.js';
 import type { Redactor } from '../foundation/redact.js';
 import type { Clock } from '../foundation/clock.js';
+import type { NetworkPosture } from '../schema/index.js';
 
 /** Why an operation failed: an errno name for what the file system said, or one of the named cases. */
 export type SandboxCode =
@@ -248,7 +249,13 @@ export interface Sandbox {
  */
 export interface SandboxSpec {
   isolation: Isolation;
-  network: 'none' | 'host';
+  network: NetworkPosture;
+  /**
+   * network limited: the host path of the run's egress proxy socket (the
+   * egress service sets it, egress/egress-service.ts). Absent, a limited
+   * sandbox has no network at all.
+   */
+  egress?: string | null;
   mounts: MountSpec[];
   env: Record<string, string>;
   /** The sandbox's home: /workspace under bwrap, the host workspace otherwise. */

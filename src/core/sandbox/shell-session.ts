@@ -151,6 +151,7 @@ export class ShellSession {
     return {
       isolation: this.o.isolation,
       network: this.o.network,
+      egress: this.o.egress ?? null,
       mounts: this.o.mounts,
       env: this.o.env,
       cwd,

@@ -15,6 +15,7 @@ import { ENV_NAME, EnvValue, SecretRef } from './secret-ref.js';
 import { ProviderSettingsFields, providerSettingsIssues } from './provider-settings.js';
 import { MCP_TOOL_PREFIX, McpServers } from './mcp.js';
 import { HeartbeatSettings } from './recurrence.js';
+import { AllowedHost, NetworkPosture } from './network.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -24,6 +25,7 @@ export const BUILTIN_TOOL_NAMES = [
   'edit',
   'glob',
   'grep',
+  'web_fetch',
   'schedule_wake',
   'cancel_wake',
   'list_wakes',
@@ -152,7 +154,14 @@ export const EnvironmentDefinition = z.strictObject({
   description: z.string().default(''),
   /** auto = bwrap where it works here, else unshare for the network only. process = no isolation (explicit opt-in). */
   sandbox: z.enum(['auto', 'bwrap', 'process']).default('auto'),
-  network: z.enum(['none', 'host']).default('none'),
+  /** none: nothing; host: the host's network; limited: only through the daemon's egress proxy, to what the lists below allow (docs/sandbox.md, "Network"). */
+  network: NetworkPosture.default('none'),
+  /** network: limited only. Hosts the sandbox and web_fetch may reach (schema/network.ts, AllowedHost). */
+  allowed_hosts: z.array(AllowedHost).max(1000).default([]),
+  /** network: limited only. Adds the npm registry and the Debian archives (egress/package-hosts.ts). */
+  allow_package_managers: z.boolean().default(false),
+  /** network: limited only. Adds the hosts of the agent's HTTP MCP servers. */
+  allow_mcp_servers: z.boolean().default(false),
   mounts: z.array(Mount).default([]),
   env: z
     .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), EnvValue)
@@ -163,7 +172,15 @@ export const EnvironmentDefinition = z.strictObject({
       output_limit_chars: z.number().int().positive().default(100_000),
     })
     .default({ timeout_seconds: 120, output_limit_chars: 100_000 }),
-});
+})
+  .superRefine((e, ctx) => {
+    if (e.network === 'limited') return;
+    for (const key of ['allowed_hosts', 'allow_package_managers', 'allow_mcp_servers'] as const) {
+      const v = e[key];
+      if (v === false || (Array.isArray(v) && v.length === 0)) continue;
+      ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies only to network: limited (this environment says network: ${e.network})` });
+    }
+  });
 export type EnvironmentDefinition = z.infer<typeof EnvironmentDefinition>;
 
 /**

@@ -22,3 +22,4 @@ export * from './versions.js';
 export * from './definition-history.js';
 export * from './home-config.js';
 export * from './search.js';
+export * from './network.js';

@@ -1,6 +1,6 @@
 /**
  * Inputs of the built-in tools. Names and inputs follow Managed Agents'
- * `agent_toolset_20260401` (bash, read, write, edit, glob, grep) plus our own
+ * `agent_toolset_20260401` (bash, read, write, edit, glob, grep, web_fetch) plus our own
  * managed tools. The JSON Schema the model sees is generated from these
  * schemas (z.toJSONSchema), so the two can never drift apart.
  */
@@ -82,6 +82,10 @@ export const SkillInput = z.strictObject({
   name: z.string().min(1).describe('The skill to read, as listed in the system prompt.'),
 });
 
+export const WebFetchInput = z.strictObject({
+  url: z.string().min(1).max(8192).describe('The http:// or https:// URL to fetch.'),
+});
+
 export const TOOL_INPUTS = {
   bash: BashInput,
   read: ReadInput,
@@ -102,4 +106,5 @@ export const TOOL_INPUTS = {
   promote: PromoteInput,
   search_sessions: SearchSessionsInput,
   read_session: ReadSessionInput,
+  web_fetch: WebFetchInput,
 } as const;

@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { BUILTIN_TOOL_NAMES, type AgentDefinition, type BuiltinToolName, type Permission } from '../schema/index.js';
 import { describeIssues } from '../store/parse-line.js';
 import { bashTool } from './bash-tool.js';
+import { webFetchTool } from './web-fetch-tool.js';
 import { editTool, globTool, grepTool, readTool, writeTool } from './file-tools.js';
 import { cancelWakeTool, listWakesTool, scheduleWakeTool } from './wake-tools.js';
 import { skillTool } from './skill-tool.js';
@@ -34,6 +35,7 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   edit: editTool as Tool,
   glob: globTool as Tool,
   grep: grepTool as Tool,
+  web_fetch: webFetchTool as Tool,
   schedule_wake: scheduleWakeTool as Tool,
   cancel_wake: cancelWakeTool as Tool,
   list_wakes: listWakesTool as Tool,

@@ -10,6 +10,7 @@ import type { SessionStore } from '../store/session-store.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { Skill } from '../run/skills.js';
 import type { AgentDefinition, NewEvent, SessionEvent } from '../schema/index.js';
+import type { EgressAccess } from '../egress/egress-access.js';
 
 export interface ToolContext {
   sessionId: string;
@@ -41,6 +42,8 @@ export interface ToolContext {
   runUses?: (name: string) => number;
   /** The runtime's process environment (where `{secret: {env}}` values are read): read_session and search_sessions redact other sessions' secrets with it. */
   processEnv?: NodeJS.ProcessEnv;
+  /** What web_fetch may reach: the environment's network rules and the run's egress log (egress/egress-access.ts). */
+  egress?: EgressAccess;
 }
 
 export interface ToolOutput {

@@ -1,0 +1,27 @@
+/** Stand-ins for sites on the internet, on 127.0.0.1 (tests never leave the machine). */
+import http from 'node:http';
+import type net from 'node:net';
+import type { TestContext } from 'node:test';
+
+/** A stand-in for a site on the internet: answers every request with its path. */
+export async function site(t: TestContext, body = 'hello from the site'): Promise<number> {
+  const server = http.createServer((req, res) => {
+    if (req.url === '/redirect-out') {
+      res.writeHead(302, { Location: 'http://unlisted.test/' }).end();
+      return;
+    }
+    if (req.url === '/redirect-in') {
+      res.writeHead(301, { Location: '/article' }).end();
+      return;
+    }
+    if (req.url === '/article') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(`<html><head><title>T</title><style>p{}</style><script>alert(1)</script></head><body><h1>${body}</h1><p>Some <a href="/x">link</a> text.</p></body></html>`);
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/plain' }).end(`${body} ${req.url}`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  return (server.address() as net.AddressInfo).port;
+}
+
