@@ -19,7 +19,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../core/clock.js';
 import type { Home } from '../core/home.js';
 import { writeJsonAtomic } from '../core/store/atomic-file.js';
