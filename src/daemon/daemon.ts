@@ -47,6 +47,7 @@ import { SessionSweep } from './session-sweep.js';
 import { WorkIndex, discoveryOrder } from './work-index.js';
 import { SearchFeed } from './search-feed.js';
 import { RunPacing } from './run-pacing.js';
+import { BackgroundGate } from './background-gate.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -76,6 +77,8 @@ export class Daemon {
   /** Queued sessions with children's reports to take in: their runs are urgent (run-pacing.ts). */
   private readonly queuedReports = new Set<string>();
   private readonly pacing = new RunPacing();
+  /** Background work (the start scan, the search catch-up) gives way to runs that are starting (background-gate.ts). */
+  private readonly gate: BackgroundGate;
   private readonly running = new Map<string, Running>();
   /** Unfinished last lines: given a grace, then sealed. */
   private readonly tails: TailSealer;
@@ -109,7 +112,8 @@ export class Daemon {
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
     this.index = new WorkIndex(rt.home, rt.deps.clock);
-    this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
+    this.gate = new BackgroundGate(rt.deps.clock);
+    this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f), nextTurn: this.gate.turn });
     this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, sessionsDir: rt.home.sessionsDir, inboxWork: (id) => this.holds.inboxWork(id), inboxStuck: (id) => this.holds.inboxStuck(id), onStale: (id) => this.evaluate(id) });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
@@ -123,6 +127,8 @@ export class Daemon {
       },
       onGone: (id) => this.forget(id),
       onWarn: (m) => this.log.notice(m),
+      // A hint may start a run: background work gives way until it has been looked at.
+      holdWhilePending: () => this.gate.hold(),
       onReady: () => {
         this.log.notice(`watching ${this.rt.home.sessionsDir} (${this.watcher.mode})`, { event: 'watcher_ready' });
         this.startSweepOnce('watcher');
@@ -291,6 +297,8 @@ export class Daemon {
   }
 
   private async runSession(id: string): Promise<void> {
+    // From its slot to its opening, background work gives way (background-gate.ts).
+    const opening = this.gate.hold();
     // Every other run begins on a turn of the event loop of its own: runs that end at once, again and again (a
     // session that fails before it writes anything), can never keep timers, watchers and I/O from running. An
     // urgent run (run-pacing.ts) goes on at once; it takes reports in, so it cannot repeat without the spin guard.
@@ -298,7 +306,7 @@ export class Daemon {
     if (!this.queuedReports.has(id)) await yieldToLoop();
     this.queued.delete(id);
     const urgent = this.queuedReports.delete(id);
-    if (this.stopping) return;
+    if (this.stopping) return opening();
     const entry: Running = { controller: new AbortController(), dirty: false };
     this.running.set(id, entry);
     const runtimeDir = this.rt.store.paths(id).runtime;
@@ -314,6 +322,7 @@ export class Daemon {
         retryNow: begun.retryNow,
         leaseStaleMs: this.leaseStaleMs,
         onStart: (info) => {
+          opening();
           recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
           this.log.start(id, info);
         },
@@ -344,6 +353,7 @@ export class Daemon {
         await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
       }
     } finally {
+      opening();
       this.pacing.end(id);
       this.running.delete(id);
       this.holds.end(id, begun, result, threw);

@@ -25,8 +25,9 @@
  * - Never blocks the event loop long: the index is opened with
  *   SHORT_BUSY_TIMEOUT_MS, the first SQLITE_BUSY (another process holding
  *   the write lock) ends the catch-up or flush at once (the sweep retries),
- *   a background catch-up yields after every chunk of a log, chunks are
- *   sized to cost about INDEX_BUDGET_MS, and the hinted sessions of one turn
+ *   a background catch-up yields after every chunk of a log (and gives
+ *   way to runs that are starting: `nextTurn`), chunks are sized to cost
+ *   about INDEX_BUDGET_MS, and the hinted sessions of one turn
  *   get about that much in all (the rest is hinted again for the next turn).
  * - Never throws: failures are notices; search is an aid, never a reason
  *   for the daemon to stop.
@@ -43,6 +44,12 @@ export interface SearchFeedOptions {
   rt: Runtime;
   sweepMs: number;
   notice: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Awaited between two chunks of a background catch-up: by default the next
+   * turn of the event loop; the daemon's waits while a run is starting
+   * (BackgroundGate.turn).
+   */
+  nextTurn?: () => Promise<void>;
 }
 
 /** Learnings journals are read at most this often on hints, ms (the learn tool writes them during runs). */
@@ -179,7 +186,7 @@ export class SearchFeed {
           if (this.stopped || this.search !== s) return;
           const how = this.paced(s, id, report, () => true);
           if (how === 'busy') return; // another writer: the next sweep retries
-          await yieldToLoop();
+          await (this.o.nextTurn ?? yieldToLoop)();
           if (how === 'done') break;
         }
         s = this.search;

@@ -34,6 +34,12 @@ export interface WatcherOptions {
   onGone: (sessionId: string) => void;
   onWarn: (message: string) => void;
   onReady?: () => void;
+  /**
+   * Called when a hint arrives with none waiting to be passed on; the
+   * function it returns is called once the hints have been passed on (the
+   * daemon's BackgroundGate.hold: background work gives way meanwhile).
+   */
+  holdWhilePending?: () => () => void;
 }
 
 const WATCHED_FILES = new Set(['events.jsonl', 'wake-queue.jsonl']);
@@ -114,11 +120,16 @@ export class SessionWatcher {
     this.pending.add(id);
     if (this.flushArmed) return;
     this.flushArmed = true;
+    const release = this.o.holdWhilePending?.();
     setImmediate(() => {
       this.flushArmed = false;
       const ids = [...this.pending];
       this.pending.clear();
-      if (!this.closed) for (const x of ids) this.o.onHint(x);
+      try {
+        if (!this.closed) for (const x of ids) this.o.onHint(x);
+      } finally {
+        release?.();
+      }
     });
   }
 
