@@ -6,7 +6,9 @@
  *   is queued at once, while the scan goes on.
  * - Watch: a hint (fs.watch on each session folder; chokidar only when
  *   polling) that a session changed; the files decide. A sweep (default
- *   every 30 s) re-stats every session for what a watcher missed.
+ *   every 30 s) re-stats the sessions hinted since the last one, and every
+ *   tenth (5 minutes) every session, for what a watcher missed
+ *   (session-sweep.ts).
  * - Schedule: one timer for the earliest due revisit or retry across all
  *   sessions (DueScheduler).
  * - Execute: p-queue with `concurrency`; one run per session at a time in
@@ -114,7 +116,20 @@ export class Daemon {
     this.index = new WorkIndex(rt.home, rt.deps.clock);
     this.gate = new BackgroundGate(rt.deps.clock);
     this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f), nextTurn: this.gate.turn });
-    this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, sessionsDir: rt.home.sessionsDir, inboxWork: (id) => this.holds.inboxWork(id), inboxStuck: (id) => this.holds.inboxStuck(id), onStale: (id) => this.evaluate(id) });
+    this.sweeper = new SessionSweep({
+      clock: rt.deps.clock,
+      periodMs: o.sweepMs,
+      store: rt.store,
+      sessionsDir: rt.home.sessionsDir,
+      inboxWork: (id) => this.holds.inboxWork(id),
+      inboxStuck: (id) => this.holds.inboxStuck(id),
+      stuckInboxes: () => this.holds.stuckInboxIds(),
+      // What the sweep finds is what a watcher missed: the search index missed it too.
+      onStale: (id) => {
+        this.evaluate(id);
+        this.search.hint(id);
+      },
+    });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
@@ -122,6 +137,7 @@ export class Daemon {
       poll: o.poll,
       ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
       onHint: (id) => {
+        this.sweeper.hinted(id);
         this.evaluate(id);
         this.search.hint(id);
       },
@@ -405,7 +421,7 @@ export class Daemon {
   /** Re-stats every session against what was folded; looks again at any that moved, and at new ones. */
   sweep(): void {
     if (this.stopping) return;
-    this.sweeper.run();
+    this.sweeper.run(true);
   }
 
   get activeRuns(): number {
