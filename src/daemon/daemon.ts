@@ -23,6 +23,7 @@
  * memory, so a kill -9 loses nothing the next start cannot rebuild.
  */
 import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { iso } from '../core/clock.js';
@@ -33,6 +34,8 @@ import { reportToParent } from '../core/run/child-report.js';
 
 /** Seconds of waiting a session with children's reports to read is credited with in the run queue. */
 const REPORT_HEAD_START_S = 300;
+/** How long the start scan holds the thread at a time, ms, before it gives way to runs found meanwhile and to hints. */
+const SCAN_SLICE_MS = 8;
 import { planRun, nextDueMs } from '../core/run/plan.js';
 import type { AbortReason, Runtime, WakeResult } from '../core/run/run-context.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
@@ -145,6 +148,7 @@ export class Daemon {
       onWarn: (m) => this.log.notice(m),
       // A hint may start a run: background work gives way until it has been looked at.
       holdWhilePending: () => this.gate.hold(),
+      nextTurn: this.gate.turn,
       onReady: () => {
         this.log.notice(`watching ${this.rt.home.sessionsDir} (${this.watcher.mode})`, { event: 'watcher_ready' });
         this.startSweepOnce('watcher');
@@ -178,9 +182,15 @@ export class Daemon {
    * Starts watching, then scans every session; resolves when the scan is
    * done (runs go on). The watcher comes first so an append during a long
    * scan is a hint at once, not a wait for the scan's end (its watches are
-   * added a batch per turn of the event loop, between the scan's own
-   * batches). What changed before a session's watch was in place is caught
+   * added a slice per turn of the event loop, between the scan's own
+   * slices). What changed before a session's watch was in place is caught
    * by one sweep once both the scan and the watcher are done.
+   *
+   * A session with work waits for nothing that does not concern it: the
+   * scan gives way as soon as it has queued a run (the run opens before the
+   * scan goes on), the watches and the scan go in slices of a few ms that
+   * give way to runs that are starting, and the search index is caught up
+   * only once the scan is done.
    */
   async start(): Promise<{ sessions: number }> {
     fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
@@ -191,17 +201,21 @@ export class Daemon {
     if (!this.stopping) {
       this.watcher.start();
       this.definitions.start();
-      // In the background: the index is an aid, never a reason to hold up discovery or runs.
-      void this.search.start();
     }
     // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
     const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
+    let slice = performance.now();
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;
-      await this.evaluateAsync(ids[i] as string);
-      if (i % 64 === 63) await yieldToLoop(); // let runs found so far begin
+      const queued = await this.evaluateAsync(ids[i] as string);
+      if (queued || performance.now() - slice > SCAN_SLICE_MS) {
+        await this.gate.turn(); // a run queued now begins before the scan goes on
+        slice = performance.now();
+      }
     }
     this.index.write();
+    // In the background: the index is an aid, never a reason to hold up discovery or runs.
+    if (!this.stopping) void this.search.start();
     this.startSweepOnce('scan');
     this.sweeper.start();
     return { sessions: ids.length };

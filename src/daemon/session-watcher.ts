@@ -40,6 +40,8 @@ export interface WatcherOptions {
    * daemon's BackgroundGate.hold: background work gives way meanwhile).
    */
   holdWhilePending?: () => () => void;
+  /** Awaited between the slices of the native watches added at start (FolderWatches). */
+  nextTurn?: () => Promise<void>;
 }
 
 const WATCHED_FILES = new Set(['events.jsonl', 'wake-queue.jsonl']);
@@ -81,7 +83,7 @@ export class SessionWatcher {
 
   start(): void {
     if (!this.polling) {
-      const w = new FolderWatches({ sessionsDir: this.o.sessionsDir, onHint: (id) => this.queue(id), onGone: (id) => this.o.onGone(id) });
+      const w = new FolderWatches({ sessionsDir: this.o.sessionsDir, onHint: (id) => this.queue(id), onGone: (id) => this.o.onGone(id), ...(this.o.nextTurn ? { nextTurn: this.o.nextTurn } : {}) });
       // A watcher given up for polling may still have a 'ready' or 'error' on its way: only the current one speaks.
       w.on('ready', () => {
         if (this.watcher === w && !this.closed) this.o.onReady?.();
