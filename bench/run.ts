@@ -17,6 +17,7 @@ import { benchSearch } from './search.js';
 import { benchRedact } from './redact.js';
 import { benchSpawnCheck } from './spawn-check.js';
 import { benchEgress } from './egress.js';
+import { benchStart } from './start.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -32,11 +33,12 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   redact: () => benchRedact(),
   'spawn-check': () => benchSpawnCheck(),
   egress: () => benchEgress(),
+  start: () => benchStart(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps). */
-const ON_REQUEST = new Set(['idle']);
+/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions. */
+const ON_REQUEST = new Set(['idle', 'start']);
 const names = wanted.length ? wanted : Object.keys(ALL).filter((n) => !ON_REQUEST.has(n));
 const raw: Record<string, unknown> = {};
 for (const n of names) {

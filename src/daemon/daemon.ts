@@ -6,7 +6,9 @@
  *   is queued at once, while the scan goes on.
  * - Watch: a hint (fs.watch on each session folder; chokidar only when
  *   polling) that a session changed; the files decide. A sweep (default
- *   every 30 s) re-stats every session for what a watcher missed.
+ *   every 30 s) re-stats the sessions hinted since the last one, and every
+ *   tenth (5 minutes) every session, for what a watcher missed
+ *   (session-sweep.ts).
  * - Schedule: one timer for the earliest due revisit or retry across all
  *   sessions (DueScheduler).
  * - Execute: p-queue with `concurrency`; one run per session at a time in
@@ -21,6 +23,7 @@
  * memory, so a kill -9 loses nothing the next start cannot rebuild.
  */
 import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { iso } from '../core/foundation/clock.js';
@@ -31,6 +34,8 @@ import { reportToParent } from '../core/run/child-report.js';
 
 /** Seconds of waiting a session with children's reports to read is credited with in the run queue. */
 const REPORT_HEAD_START_S = 300;
+/** How long the start scan holds the thread at a time, ms, before it gives way to runs found meanwhile and to hints. */
+const SCAN_SLICE_MS = 8;
 import { planRun, nextDueMs } from '../core/run/plan.js';
 import type { Runtime } from '../core/run/run-context.js';
 import type { AbortReason } from '../core/run/run-control.js';
@@ -50,6 +55,7 @@ import { WorkIndex, discoveryOrder } from './work-index.js';
 import { SearchFeed } from './search-feed.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { RunPacing } from './run-pacing.js';
+import { BackgroundGate } from './background-gate.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -79,6 +85,8 @@ export class Daemon {
   /** Queued sessions with children's reports to take in: their runs are urgent (run-pacing.ts). */
   private readonly queuedReports = new Set<string>();
   private readonly pacing = new RunPacing();
+  /** Background work (the start scan, the search catch-up) gives way to runs that are starting (background-gate.ts). */
+  private readonly gate: BackgroundGate;
   private readonly running = new Map<string, Running>();
   /** Unfinished last lines: given a grace, then sealed. */
   private readonly tails: TailSealer;
@@ -113,9 +121,23 @@ export class Daemon {
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
     this.index = new WorkIndex(rt.home, rt.deps.clock);
-    this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
+    this.gate = new BackgroundGate(rt.deps.clock);
+    this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f), nextTurn: this.gate.turn });
     this.webhooks = new WebhookDispatcher({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
-    this.sweeper = new SessionSweep({ clock: rt.deps.clock, periodMs: o.sweepMs, store: rt.store, sessionsDir: rt.home.sessionsDir, inboxWork: (id) => this.holds.inboxWork(id), inboxStuck: (id) => this.holds.inboxStuck(id), onStale: (id) => this.evaluate(id) });
+    this.sweeper = new SessionSweep({
+      clock: rt.deps.clock,
+      periodMs: o.sweepMs,
+      store: rt.store,
+      sessionsDir: rt.home.sessionsDir,
+      inboxWork: (id) => this.holds.inboxWork(id),
+      inboxStuck: (id) => this.holds.inboxStuck(id),
+      stuckInboxes: () => this.holds.stuckInboxIds(),
+      // What the sweep finds is what a watcher missed: the search index missed it too.
+      onStale: (id) => {
+        this.evaluate(id);
+        this.search.hint(id);
+      },
+    });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     this.watcher = new SessionWatcher({
       sessionsDir: rt.home.sessionsDir,
@@ -123,12 +145,16 @@ export class Daemon {
       poll: o.poll,
       ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
       onHint: (id) => {
+        this.sweeper.hinted(id);
         this.evaluate(id);
         this.search.hint(id);
         this.webhooks.hint(id);
       },
       onGone: (id) => this.forget(id),
       onWarn: (m) => this.log.notice(m),
+      // A hint may start a run: background work gives way until it has been looked at.
+      holdWhilePending: () => this.gate.hold(),
+      nextTurn: this.gate.turn,
       onReady: () => {
         this.log.notice(`watching ${this.rt.home.sessionsDir} (${this.watcher.mode})`, { event: 'watcher_ready' });
         this.startSweepOnce('watcher');
@@ -162,9 +188,15 @@ export class Daemon {
    * Starts watching, then scans every session; resolves when the scan is
    * done (runs go on). The watcher comes first so an append during a long
    * scan is a hint at once, not a wait for the scan's end (its watches are
-   * added a batch per turn of the event loop, between the scan's own
-   * batches). What changed before a session's watch was in place is caught
+   * added a slice per turn of the event loop, between the scan's own
+   * slices). What changed before a session's watch was in place is caught
    * by one sweep once both the scan and the watcher are done.
+   *
+   * A session with work waits for nothing that does not concern it: the
+   * scan gives way as soon as it has queued a run (the run opens before the
+   * scan goes on), the watches and the scan go in slices of a few ms that
+   * give way to runs that are starting, and the search index is caught up
+   * only once the scan is done.
    */
   async start(): Promise<{ sessions: number }> {
     fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
@@ -175,18 +207,24 @@ export class Daemon {
     if (!this.stopping) {
       this.watcher.start();
       this.definitions.start();
-      // In the background: the index is an aid, never a reason to hold up discovery or runs.
-      void this.search.start();
-      void this.webhooks.start();
     }
     // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
     const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
+    let slice = performance.now();
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;
-      await this.evaluateAsync(ids[i] as string);
-      if (i % 64 === 63) await yieldToLoop(); // let runs found so far begin
+      const queued = await this.evaluateAsync(ids[i] as string);
+      if (queued || performance.now() - slice > SCAN_SLICE_MS) {
+        await this.gate.turn(); // a run queued now begins before the scan goes on
+        slice = performance.now();
+      }
     }
     this.index.write();
+    // In the background: the index is an aid, never a reason to hold up discovery or runs.
+    if (!this.stopping) {
+      void this.search.start();
+      void this.webhooks.start();
+    }
     this.startSweepOnce('scan');
     this.sweeper.start();
     return { sessions: ids.length };
@@ -298,6 +336,8 @@ export class Daemon {
   }
 
   private async runSession(id: string): Promise<void> {
+    // From its slot to its opening, background work gives way (background-gate.ts).
+    const opening = this.gate.hold();
     // Every other run begins on a turn of the event loop of its own: runs that end at once, again and again (a
     // session that fails before it writes anything), can never keep timers, watchers and I/O from running. An
     // urgent run (run-pacing.ts) goes on at once; it takes reports in, so it cannot repeat without the spin guard.
@@ -305,7 +345,7 @@ export class Daemon {
     if (!this.queuedReports.has(id)) await yieldToLoop();
     this.queued.delete(id);
     const urgent = this.queuedReports.delete(id);
-    if (this.stopping) return;
+    if (this.stopping) return opening();
     const entry: Running = { controller: new AbortController(), dirty: false };
     this.running.set(id, entry);
     const runtimeDir = this.rt.store.paths(id).runtime;
@@ -321,6 +361,7 @@ export class Daemon {
         retryNow: begun.retryNow,
         leaseStaleMs: this.leaseStaleMs,
         onStart: (info) => {
+          opening();
           recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
           this.log.start(id, info);
         },
@@ -351,6 +392,7 @@ export class Daemon {
         await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
       }
     } finally {
+      opening();
       this.pacing.end(id);
       this.running.delete(id);
       this.holds.end(id, begun, result, threw);
@@ -402,7 +444,7 @@ export class Daemon {
   /** Re-stats every session against what was folded; looks again at any that moved, and at new ones. */
   sweep(): void {
     if (this.stopping) return;
-    this.sweeper.run();
+    this.sweeper.run(true);
   }
 
   get activeRuns(): number {

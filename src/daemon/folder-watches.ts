@@ -22,18 +22,23 @@
  *   is ended by the CLI's exit after an abort, not by unref'd handles.
  * - 'ready' is emitted once every folder listed at start is watched, never
  *   synchronously from start() and never after close() or a failure. The
- *   watches are added in slices, yielding between them, so starting with
- *   10,000 sessions does not hold up runs.
+ *   session folders are listed and watched in slices on later turns of the
+ *   event loop (start() itself only watches `sessions/`), waiting for
+ *   `nextTurn` between slices, so starting with 10,000 sessions does not
+ *   hold up runs.
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { UUID_V7 } from '../core/schema/index.js';
 
 export interface FolderWatchesOptions {
   sessionsDir: string;
   onHint: (sessionId: string) => void;
   onGone: (sessionId: string) => void;
+  /** Awaited before each slice of the start's watches: the next turn of the event loop by default (the daemon's gives way to runs that are starting). */
+  nextTurn?: () => Promise<void>;
 }
 
 const JOURNALS = new Set(['events.jsonl', 'wake-queue.jsonl']);
@@ -50,8 +55,6 @@ export class FolderWatches extends EventEmitter {
   private root: fs.FSWatcher | null = null;
   private readonly sessions = new Map<string, SessionWatch>();
   private closed = false;
-  /** The next slice of start()'s adds (or the 'ready' after the last), until it runs. */
-  private pendingSlice: NodeJS.Immediate | null = null;
   /** Out of watches: no more are tried (the caller switches to polling). */
   private failed = false;
 
@@ -59,10 +62,16 @@ export class FolderWatches extends EventEmitter {
     super();
   }
 
-  /** Watches `sessions/`, then every session folder in it; emits 'ready' when done. */
+  /** Watches `sessions/` now, then every session folder in it on later turns; emits 'ready' when done. */
   start(): void {
     this.root = this.watch(this.o.sessionsDir, (name) => this.onRootEvent(name));
-    if (!this.root) return;
+    if (this.root) void this.addAll();
+  }
+
+  private async addAll(): Promise<void> {
+    const next = this.o.nextTurn ?? nextTurn;
+    await next();
+    if (this.closed || this.failed) return;
     let names: string[];
     try {
       names = fs.readdirSync(this.o.sessionsDir);
@@ -71,15 +80,14 @@ export class FolderWatches extends EventEmitter {
       return;
     }
     const ids = names.filter((n) => UUID_V7.test(n));
-    const step = (from: number) => {
-      this.pendingSlice = null;
-      const to = Math.min(ids.length, from + SLICE);
-      for (let i = from; i < to && !this.closed && !this.failed; i++) this.add(ids[i] as string);
-      if (this.closed || this.failed) return;
-      // Yield after every slice, the last one too: 'ready' then always comes after start() has returned.
-      this.pendingSlice = setImmediate(() => (to < ids.length ? step(to) : this.emit('ready')));
-    };
-    step(0);
+    for (let from = 0; from < ids.length; from += SLICE) {
+      if (from > 0) await next();
+      for (let i = from; i < Math.min(ids.length, from + SLICE); i++) {
+        if (this.closed || this.failed) return;
+        this.add(ids[i] as string);
+      }
+    }
+    if (!this.closed && !this.failed) this.emit('ready');
   }
 
   /** How many inotify watches are held (for tests and the operator). */
@@ -92,8 +100,6 @@ export class FolderWatches extends EventEmitter {
   /** Ends every watch now (the promise is for symmetry with chokidar's close). */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.pendingSlice) clearImmediate(this.pendingSlice);
-    this.pendingSlice = null;
     this.root?.close();
     this.root = null;
     for (const w of this.sessions.values()) {

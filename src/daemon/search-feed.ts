@@ -17,16 +17,19 @@
  * - start(): opens the index (making it again when it is missing or not
  *   usable) and catches up every session in the background, yielding
  *   between sessions so runs are not held up.
- * - A sweep every `sweepMs` (the daemon's) catches what a hint missed,
- *   retries what failed (a lock held too long by another writer), reads the
+ * - A sweep every `sweepMs` (the daemon's) retries the sessions left
+ *   unfinished (a lock held too long by another writer), reads the
  *   learnings journals, and reopens the index if its file was deleted or
  *   replaced (the next search would otherwise rebuild one the daemon never
- *   feeds).
+ *   feeds). Every FULL_SWEEP_EVERY-th sweep also stats every session's log
+ *   against the index's cursor, for what no hint told (the daemon's own
+ *   sweep hints what it finds, so that is a second net, not the first).
  * - Never blocks the event loop long: the index is opened with
  *   SHORT_BUSY_TIMEOUT_MS, the first SQLITE_BUSY (another process holding
  *   the write lock) ends the catch-up or flush at once (the sweep retries),
- *   a background catch-up yields after every chunk of a log, chunks are
- *   sized to cost about INDEX_BUDGET_MS, and the hinted sessions of one turn
+ *   a background catch-up yields after every chunk of a log (and gives
+ *   way to runs that are starting: `nextTurn`), chunks are sized to cost
+ *   about INDEX_BUDGET_MS, and the hinted sessions of one turn
  *   get about that much in all (the rest is hinted again for the next turn).
  * - Never throws: failures are notices; search is an aid, never a reason
  *   for the daemon to stop.
@@ -38,11 +41,18 @@ import { SessionSearch } from '../core/search/session-search.js';
 import { SHORT_BUSY_TIMEOUT_MS, searchDbFile } from '../core/search/search-db.js';
 import { performance } from 'node:perf_hooks';
 import { CHUNK_LINES, emptyReport, type CatchUpReport } from '../core/search/search-indexer.js';
+import { FULL_SWEEP_EVERY } from './session-sweep.js';
 
 export interface SearchFeedOptions {
   rt: Runtime;
   sweepMs: number;
   notice: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Awaited between two chunks of a background catch-up: by default the next
+   * turn of the event loop; the daemon's waits while a run is starting
+   * (BackgroundGate.turn).
+   */
+  nextTurn?: () => Promise<void>;
 }
 
 /** Learnings journals are read at most this often on hints, ms (the learn tool writes them during runs). */
@@ -80,6 +90,9 @@ export class SearchFeed {
   private stopped = false;
   private cancelSweep: (() => void) | null = null;
   private sweeping = false;
+  private sweeps = 0;
+  /** Sessions whose indexing was left unfinished (the lock was busy): the next sweep goes on with them. */
+  private readonly unfinished = new Set<string>();
   private learningsAt = 0;
   private readonly file: string;
   /** Problems already reported, so a sweep does not repeat them every time. */
@@ -149,7 +162,10 @@ export class SearchFeed {
       }
       const how = this.paced(s, id, report, () => performance.now() - t0 > INDEX_BUDGET_MS);
       if (how === 'stopped') this.hint(id);
-      if (how === 'busy') break; // the sweep retries
+      if (how === 'busy') {
+        for (const rest of ids.slice(i)) this.unfinished.add(rest); // the next sweep goes on with them
+        break;
+      }
     }
     const now = this.o.rt.deps.clock.now();
     if (!report.busy && now - this.learningsAt >= LEARNINGS_EVERY_MS) {
@@ -159,7 +175,12 @@ export class SearchFeed {
     this.tell(report);
   }
 
-  private async catchUpAll(why: 'start' | 'sweep'): Promise<void> {
+  /**
+   * Catches the index up: `start` and `full`, every session whose log moved
+   * (one stat each) and the sessions that are gone; `unfinished`, only those
+   * left unfinished before. Then the learnings journals.
+   */
+  private async catchUpAll(why: 'start' | 'full' | 'unfinished'): Promise<void> {
     if (this.sweeping || this.stopped) return;
     this.sweeping = true;
     const started = this.o.rt.deps.clock.now();
@@ -168,18 +189,24 @@ export class SearchFeed {
       this.reopenIfMoved();
       let s = this.search;
       if (!s) return;
-      const { stale, gone } = s.indexer.staleSessions();
+      const { stale, gone } = why === 'unfinished' ? { stale: [...this.unfinished], gone: [] } : s.indexer.staleSessions();
+      this.unfinished.clear();
       for (const id of gone) {
         s.indexer.forgetSession(id);
         report.removed += 1;
       }
-      for (const id of stale) {
+      for (let k = 0; k < stale.length; k++) {
+        const id = stale[k] as string;
         // One chunk of about INDEX_BUDGET_MS per turn of the event loop: a log of 100,000 lines never holds up the runs.
         for (;;) {
           if (this.stopped || this.search !== s) return;
           const how = this.paced(s, id, report, () => true);
-          if (how === 'busy') return; // another writer: the next sweep retries
-          await yieldToLoop();
+          if (how === 'busy') {
+            // Another writer holds the lock: the next sweep goes on from here.
+            for (const rest of stale.slice(k)) this.unfinished.add(rest);
+            return;
+          }
+          await (this.o.nextTurn ?? yieldToLoop)();
           if (how === 'done') break;
         }
         s = this.search;
@@ -236,7 +263,8 @@ export class SearchFeed {
     if (this.stopped || !Number.isFinite(this.o.sweepMs)) return;
     this.cancelSweep = this.o.rt.deps.clock.setTimer(this.o.sweepMs, () => {
       this.cancelSweep = null;
-      void this.catchUpAll('sweep').then(() => this.arm());
+      this.sweeps += 1;
+      void this.catchUpAll(this.sweeps % FULL_SWEEP_EVERY === 0 ? 'full' : 'unfinished').then(() => this.arm());
     });
   }
 

@@ -105,6 +105,11 @@ export class SessionHolds {
     return this.stuckInboxes.has(id);
   }
 
+  /** The sessions whose last drain left their inbox/ as it was. */
+  stuckInboxIds(): Iterable<string> {
+    return this.stuckInboxes.keys();
+  }
+
   /**
    * A definition changed: every session a broken definition held back is
    * released, to run at once with its backoff skipped. Returns their ids;

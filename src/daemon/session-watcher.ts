@@ -34,6 +34,14 @@ export interface WatcherOptions {
   onGone: (sessionId: string) => void;
   onWarn: (message: string) => void;
   onReady?: () => void;
+  /**
+   * Called when a hint arrives with none waiting to be passed on; the
+   * function it returns is called once the hints have been passed on (the
+   * daemon's BackgroundGate.hold: background work gives way meanwhile).
+   */
+  holdWhilePending?: () => () => void;
+  /** Awaited between the slices of the native watches added at start (FolderWatches). */
+  nextTurn?: () => Promise<void>;
 }
 
 const WATCHED_FILES = new Set(['events.jsonl', 'wake-queue.jsonl']);
@@ -75,7 +83,7 @@ export class SessionWatcher {
 
   start(): void {
     if (!this.polling) {
-      const w = new FolderWatches({ sessionsDir: this.o.sessionsDir, onHint: (id) => this.queue(id), onGone: (id) => this.o.onGone(id) });
+      const w = new FolderWatches({ sessionsDir: this.o.sessionsDir, onHint: (id) => this.queue(id), onGone: (id) => this.o.onGone(id), ...(this.o.nextTurn ? { nextTurn: this.o.nextTurn } : {}) });
       // A watcher given up for polling may still have a 'ready' or 'error' on its way: only the current one speaks.
       w.on('ready', () => {
         if (this.watcher === w && !this.closed) this.o.onReady?.();
@@ -114,11 +122,16 @@ export class SessionWatcher {
     this.pending.add(id);
     if (this.flushArmed) return;
     this.flushArmed = true;
+    const release = this.o.holdWhilePending?.();
     setImmediate(() => {
       this.flushArmed = false;
       const ids = [...this.pending];
       this.pending.clear();
-      if (!this.closed) for (const x of ids) this.o.onHint(x);
+      try {
+        if (!this.closed) for (const x of ids) this.o.onHint(x);
+      } finally {
+        release?.();
+      }
     });
   }
 

@@ -12,14 +12,13 @@
  * holds nothing for idle sessions.
  *
  * Start order (discoveryOrder): the indexed sessions (soonest due first),
- * then every other session newest-modified first (its events.jsonl or
- * wake-queue.jsonl), so a message appended while the daemon was down is
- * found at once without any index; sessions the index names but that are
- * gone are skipped.
+ * then every other session newest-modified first (its events.jsonl), so a
+ * message appended while the daemon was down is found at once without any
+ * index; sessions the index names but that are gone are skipped.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../core/foundation/clock.js';
 import type { Home } from '../core/foundation/home.js';
 import { writeJsonAtomic } from '../core/store/atomic-file.js';
@@ -88,14 +87,15 @@ export class WorkIndex {
   }
 }
 
-/** Last change of a session's journals (ms), 0 when they cannot be read. */
-function modifiedMs(sessionDir: string): number {
-  let m = 0;
-  for (const f of ['events.jsonl', 'wake-queue.jsonl']) {
-    const st = fs.statSync(path.join(sessionDir, f), { throwIfNoEntry: false });
-    if (st && st.mtimeMs > m) m = st.mtimeMs;
-  }
-  return m;
+/**
+ * Last change of a session's log (ms), 0 when it cannot be read. The log
+ * only: one stat a session (at 10,000 sessions the stats are most of the
+ * time before the first run); a revisit the daemon scheduled is in the
+ * index, and one written by hand while no daemon ran is found by the scan
+ * in its turn.
+ */
+function modifiedMs(eventsFile: string): number {
+  return fs.statSync(eventsFile, { throwIfNoEntry: false })?.mtimeMs ?? 0;
 }
 
 /** The order of the start scan: indexed sessions first, then the rest newest-modified first (see the module comment). */
@@ -103,7 +103,9 @@ export function discoveryOrder(sessionsDir: string, ids: readonly string[], inde
   const present = new Set(ids);
   const first = indexed.filter((id) => present.has(id));
   const taken = new Set(first);
-  const rest = ids.filter((id) => !taken.has(id)).map((id) => ({ id, m: modifiedMs(path.join(sessionsDir, id)) }));
+  // The path by hand, not path.join: at 10,000 sessions its normalising costs a fifth of the stats.
+  const dir = sessionsDir + path.sep;
+  const rest = ids.filter((id) => !taken.has(id)).map((id) => ({ id, m: modifiedMs(`${dir}${id}${path.sep}events.jsonl`) }));
   rest.sort((a, b) => b.m - a.m || (a.id < b.id ? 1 : -1));
   return [...first, ...rest.map((r) => r.id)];
 }

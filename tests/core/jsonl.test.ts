@@ -136,3 +136,31 @@ test('readLinesBefore keeps a last line longer than the bytes asked for', (t) =>
   const last = tail[tail.length - 1]!;
   assert.deepEqual([last.no, last.text.length], [2, long.length], 'the long last line comes back whole');
 });
+
+test('reads share one read buffer: a journal read allocates no megabyte, and lines read before stay whole across reads', (t) => {
+  const a = file(t);
+  const b = `${a}.b`;
+  // Lines longer than the read buffer's megabyte, so they span reads, in two files read in turn.
+  appendLines(a, ['a'.repeat(1_500_000), 'short a']);
+  appendLines(b, ['b'.repeat(1_200_000), 'short b']);
+  readLines(a); // the first read of the process may make the buffer
+  const big: number[] = [];
+  const allocUnsafe = Buffer.allocUnsafe;
+  Buffer.allocUnsafe = ((size: number) => {
+    if (size >= 1 << 20) big.push(size);
+    return allocUnsafe(size);
+  }) as typeof Buffer.allocUnsafe;
+  try {
+    const end = { offset: fs.statSync(a).size, line: 2, ino: fs.statSync(a).ino };
+    for (let i = 0; i < 50; i++) readLines(a, end);
+    appendLines(a, ['more']);
+    assert.deepEqual(readLines(a, end).lines.map((l) => l.text), ['more']);
+  } finally {
+    Buffer.allocUnsafe = allocUnsafe;
+  }
+  const first = readLines(a);
+  const second = readLines(b);
+  assert.deepEqual(big, [], 'no megabyte allocated per read');
+  assert.deepEqual(first.lines.map((l) => [l.text.length, l.text[0], l.text.at(-1)]), [[1_500_000, 'a', 'a'], [7, 's', 'a'], [4, 'm', 'e']]);
+  assert.deepEqual(second.lines.map((l) => [l.text.length, l.text[0], l.text.at(-1)]), [[1_200_000, 'b', 'b'], [7, 's', 'b']]);
+});

@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { beforeHomeRemoved } from '../helpers/home.js';
+import { Daemon } from '../../src/daemon/daemon.js';
 import { CLI } from '../helpers/cli.js';
 import { validateLog } from '../helpers/event-schema.js';
 import type { SessionEvent } from '../../src/core/schema/index.js';
@@ -160,4 +162,33 @@ test('waiting sessions run longest-waiting first, whatever their order in the sc
   await td.until(() => td.d.results.filter((r) => r.outcome === 'executed').length >= 3);
   const order = td.d.results.filter((r) => r.outcome === 'executed').map((r) => r.session_id);
   assert.deepEqual(order, [blocker, waitedLong, recent]);
+});
+
+test('start: the scan gives way once it has queued a run, so the run opens before the scan looks at other sessions', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'first' }] });
+  const idle = Array.from({ length: 100 }, () => b.session());
+  const id = b.session('waiting while no daemon ran');
+  // The scan meets the session with work first (newest-modified), then 100 idle ones.
+  const at = Date.now() / 1000;
+  idle.forEach((x) => fs.utimesSync(b.store.paths(x).events, at - 100, at - 100));
+  let looked = 0;
+  const snapshotAsync = b.rt.store.snapshotAsync.bind(b.rt.store);
+  b.rt.store.snapshotAsync = (...a: Parameters<typeof snapshotAsync>) => {
+    looked += 1;
+    return snapshotAsync(...a);
+  };
+  let lookedAtRunStart = -1;
+  const d = new Daemon(b.rt, {
+    concurrency: 4,
+    poll: false,
+    sweepMs: 30_000,
+    json: true,
+    write: (l) => {
+      if (JSON.parse(l).kind === 'run_start') lookedAtRunStart = looked;
+    },
+  });
+  beforeHomeRemoved(t, () => d.stop());
+  await d.start();
+  assert.equal(lookedAtRunStart, 1, 'sessions the scan looked at before the run opened');
+  assert.equal(looked, 101);
 });

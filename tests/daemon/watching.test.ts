@@ -8,6 +8,7 @@ import { startDaemon } from '../helpers/daemon.js';
 import { beforeHomeRemoved } from '../helpers/home.js';
 import os from 'node:os';
 import path from 'node:path';
+import { setImmediate as nextImmediate } from 'node:timers/promises';
 import { SessionWatcher } from '../../src/daemon/session-watcher.js';
 import { FolderWatches } from '../../src/daemon/folder-watches.js';
 
@@ -76,19 +77,38 @@ test('half-made session folders left by a crash are removed at start, recent one
   assert.equal(fs.existsSync(fresh), true);
 });
 
-test('FolderWatches.close() during start: the remaining slices are not added, no ready, no watch left open', async (t) => {
+test('FolderWatches.start() watches only sessions/ at once; each slice of session folders waits for nextTurn', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-fw-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  // More folders than one slice (512), so start() is still adding when close() comes.
+  // More folders than one slice (512), so two slices are needed.
   const id = (i: number) => `019a8f6e-0000-7000-8000-${String(i).padStart(12, '0')}`;
   for (let i = 0; i < 700; i++) fs.mkdirSync(path.join(dir, id(i), 'inbox'), { recursive: true });
   const before = await fsWatchHandles();
-  const w = new FolderWatches({ sessionsDir: dir, onHint: () => undefined, onGone: () => undefined });
+  let asked = 0;
+  let go: () => void = () => undefined;
+  const nextTurn = () => {
+    asked += 1;
+    return new Promise<void>((resolve) => (go = resolve));
+  };
+  const w = new FolderWatches({ sessionsDir: dir, onHint: () => undefined, onGone: () => undefined, nextTurn });
+  t.after(() => w.close());
   let ready = 0;
   w.on('ready', () => ready++);
   w.start();
-  assert.ok(w.watches > 1 && w.watches < 1 + 700 * 2, `part-way through start, ${w.watches} watches`);
+  // The daemon's scan runs meanwhile: start() itself costs one watch, not 1,400.
+  assert.equal(w.watches, 1);
+  await turns(10);
+  assert.equal(w.watches, 1, 'nothing more while nextTurn has not resolved');
+  assert.equal(asked, 1);
+  go();
+  await until(() => asked === 2);
+  assert.equal(w.watches, 1 + 512 * 2, 'one slice');
+  await turns(10);
+  assert.equal(w.watches, 1 + 512 * 2, 'the next slice waits for its turn');
+  // close() between two slices: the rest are not added, no ready, no watch left open.
   await w.close();
+  go();
+  await turns(10);
   assert.equal(w.watches, 0);
   // A folder made after close() is not watched either.
   fs.mkdirSync(path.join(dir, id(900), 'inbox'), { recursive: true });
@@ -114,3 +134,19 @@ test('FolderWatches: ready comes after start() returns, and every watch it made 
   await w.close();
   assert.equal(await fsWatchHandles(), before);
 });
+
+function until(pred: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (pred()) return resolve();
+      if (Date.now() > deadline) return reject(new Error('timed out'));
+      setTimeout(check, 5);
+    };
+    check();
+  });
+}
+
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await nextImmediate();
+}

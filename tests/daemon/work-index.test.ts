@@ -34,7 +34,7 @@ test('an unreadable or foreign index costs only order', (t) => {
   assert.deepEqual(idx.load(), []);
 });
 
-test('discovery: indexed sessions first (gone ones skipped), then the rest newest-modified first', (t) => {
+test('discovery: indexed sessions first (gone ones skipped), then the rest by their log, newest-modified first', (t) => {
   const h = tempHome(t, { bundled: false });
   const dir = h.home.sessionsDir;
   const ids = ['a', 'b', 'c', 'd'];
@@ -44,7 +44,9 @@ test('discovery: indexed sessions first (gone ones skipped), then the rest newes
     fs.writeFileSync(path.join(dir, id, 'events.jsonl'), '{}\n');
     fs.utimesSync(path.join(dir, id, 'events.jsonl'), now - 100 + i, now - 100 + i); // d newest
   });
-  // a revisit appended by hand to a's queue just now makes it the newest of the rest
-  fs.writeFileSync(path.join(dir, 'a', 'wake-queue.jsonl'), '{}\n');
+  // a message appended to a's log just now makes it the newest of the rest
+  fs.appendFileSync(path.join(dir, 'a', 'events.jsonl'), '{}\n');
+  // the queue is not looked at (one stat a session): a revisit the daemon scheduled is in the index
+  fs.writeFileSync(path.join(dir, 'b', 'wake-queue.jsonl'), '{}\n');
   assert.deepEqual(discoveryOrder(dir, ids, ['c', 'gone']), ['c', 'a', 'd', 'b']);
 });

@@ -13,7 +13,9 @@
 import type { Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { MODEL_TOOL_NAME, isStdioServer, mcpToolName, type McpServer } from '../schema/index.js';
 import { cutHead } from '../foundation/text-cut.js';
-import { MAX_LISTED_TOOLS, McpConnection, type CallOutcome, type ResolvedServer } from './mcp-connection.js';
+// Types only: the connection and the MCP SDK behind it are loaded by start(), so a run without MCP servers (and the
+// daemon's start) does not load them.
+import type { CallOutcome, McpConnection, ResolvedServer } from './mcp-connection.js';
 import { resultText } from './mcp-content.js';
 
 /** Tools offered from one server, and from all of a run's servers. */
@@ -142,6 +144,8 @@ export class McpHub {
    */
   async start(signal: AbortSignal): Promise<Array<{ server: string; error: string }>> {
     const failed: Array<{ server: string; error: string }> = [];
+    const { McpConnection, MAX_LISTED_TOOLS } = await import('./mcp-connection.js');
+    if (signal.aborted) return failed; // cut short while loading: start nothing
     const listed = await Promise.all(
       this.resolved.servers.map(async (s) => {
         const problem = this.resolved.problems.get(s.def.name);

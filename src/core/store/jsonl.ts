@@ -53,6 +53,13 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 const OVERSIZE_HEAD = 4096;
 const CHUNK = 1 << 20;
 const NL = 0x0a;
+/**
+ * readLines' read buffer, one per process and made on first use: readLines is
+ * synchronous, and every line it keeps is copied out. A buffer per call was a
+ * megabyte allocated for every journal read however little it held: 20,000
+ * at a daemon's start with 10,000 sessions, whose memory the process kept.
+ */
+let scratch: Buffer | null = null;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const utf8Lossy = new TextDecoder('utf-8');
@@ -108,7 +115,7 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
     const parts: Buffer[] = [];
     let partBytes = 0;
     let oversize = false;
-    const buf = Buffer.allocUnsafe(CHUNK);
+    const buf = (scratch ??= Buffer.allocUnsafe(CHUNK));
     const maxLines = opts.maxLines ?? Infinity;
 
     outer: while (pos < size) {
