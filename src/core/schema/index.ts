@@ -20,3 +20,4 @@ export * from './provider-settings.js';
 export * from './mcp.js';
 export * from './versions.js';
 export * from './search.js';
+export * from './api.js';
