@@ -16,6 +16,7 @@ import { benchDelegation } from './delegation.js';
 import { benchSearch } from './search.js';
 import { benchRedact } from './redact.js';
 import { benchSpawnCheck } from './spawn-check.js';
+import { benchApi } from './api.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -30,6 +31,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   search: () => benchSearch(),
   redact: () => benchRedact(),
   'spawn-check': () => benchSpawnCheck(),
+  api: () => benchApi(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -10,11 +10,15 @@
  * there is a next page); a filter that few sessions pass reads until it has
  * found its page, or the end.
  *
+ * The folder's names are kept between requests while the folder's mtime
+ * stays the same (allIds).
+ *
  * A cursor (`page`) is opaque to clients: base64url of the id it continues
  * from and the direction (next: after it in the listing's order; prev:
  * before it). A run token lists only its own session and its children (its
  * session's record of them), never the home's other sessions.
  */
+import fs from 'node:fs';
 import type { Runtime } from '../core/run/run-context.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import { invalidRequest } from './api-error.js';
@@ -74,9 +78,32 @@ export function listSessions(rt: Runtime, who: Principal, q: ListSessionsQuery):
   return { data: found.map((s) => wireSession(s, redactorOf(rt, s))), next_page: next, prev_page: prev };
 }
 
+/**
+ * The sessions folder's names, oldest first, read again only when the
+ * folder changed (its mtime in ns and inode: a session made or deleted
+ * renames an entry in or out, which moves it). Reading 10,000 names and
+ * sorting them costs tens of ms on a loaded machine; a stat costs µs.
+ */
+const listings = new WeakMap<object, { stamp: string; ids: string[] }>();
+
+function allIds(rt: Runtime): string[] {
+  let stamp = 'none';
+  try {
+    const st = fs.statSync(rt.home.sessionsDir, { bigint: true });
+    stamp = `${st.ino}:${st.mtimeNs}`;
+  } catch {
+    // no folder: listIds answers []
+  }
+  const kept = listings.get(rt.store);
+  if (kept && kept.stamp === stamp) return [...kept.ids];
+  const ids = rt.store.listIds();
+  listings.set(rt.store, { stamp, ids });
+  return [...ids];
+}
+
 /** Every id the caller may list, oldest first. */
 function candidates(rt: Runtime, who: Principal): string[] {
-  if (who.kind === 'key') return rt.store.listIds();
+  if (who.kind === 'key') return allIds(rt);
   const own = readable(rt, who.claims.sessionId);
   return own ? [own.id, ...Object.keys(own.children)].sort() : [];
 }
