@@ -18,6 +18,7 @@ import { benchRedact } from './redact.js';
 import { benchSpawnCheck } from './spawn-check.js';
 import { benchEgress } from './egress.js';
 import { benchStart } from './start.js';
+import { benchApi } from './api.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -34,6 +35,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'spawn-check': () => benchSpawnCheck(),
   egress: () => benchEgress(),
   start: () => benchStart(),
+  api: () => benchApi(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -17,6 +17,7 @@ const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   fsync: { type: 'string', value: 'always|run|never', description: "when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default run)" },
   'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
   init: { type: 'boolean', description: 'make the folder a home first (as openboa init does) when it is not one' },
+  listen: { type: 'string', value: 'HOST:PORT', description: 'also serve the HTTP API here, in this process (as openboa serve does; docs/http.md)' },
 };
 
 export const COMMANDS: CommandSpec[] = [
@@ -50,6 +51,14 @@ export const COMMANDS: CommandSpec[] = [
     details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once. A folder that is not a home is refused (exit 3) unless --init makes it one.',
     home: 'any',
     load: () => import('./commands/daemon.js'),
+  },
+  {
+    path: ['serve'],
+    summary: 'the HTTP API of the home (Managed Agents shapes, for the official SDK) until Ctrl-C',
+    options: { listen: { type: 'string', value: 'HOST:PORT', description: 'where to listen (default 127.0.0.1:7410)' } },
+    details:
+      'Every request needs the key: OPENBOA_API_KEY, else the one made on first start into <home>/.openboa/api-key (mode 0600, printed once). An address beyond loopback is refused unless OPENBOA_API_KEY is set. Runs are the daemon\'s: run one beside it, or serve from the daemon itself with openboa daemon --listen. See docs/http.md.',
+    load: () => import('./commands/serve.js'),
   },
   {
     path: ['wake'],

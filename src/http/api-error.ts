@@ -11,6 +11,8 @@
  * validation failure are never worth retrying, so those say so.
  */
 
+import { OpenboaError } from '../core/foundation/errors.js';
+
 /** The error types of the envelope, by the status they go with. */
 export type ApiErrorType =
   | 'invalid_request_error'
@@ -57,10 +59,41 @@ export function errorBody(type: ApiErrorType, message: string): { type: 'error';
   return { type: 'error', error: { type, message } };
 }
 
-/** The Response for anything a route threw: an ApiError as itself, anything else as a 500 that hides its text. */
+/** The envelope for anything thrown (as apiErrorResponse words it): for an `event: error` on a stream. */
+export function apiErrorBodyOf(err: unknown): ReturnType<typeof errorBody> {
+  const mapped = fromCoreError(err);
+  const e = mapped instanceof ApiError ? mapped : new ApiError('api_error', 'internal server error');
+  return errorBody(e.type, e.message);
+}
+
+/** The Response for anything a route threw: an ApiError (or a core error, fromCoreError) as itself, anything else as a 500 that hides its text. */
 export function apiErrorResponse(err: unknown): Response {
-  const e = err instanceof ApiError ? err : new ApiError('api_error', 'internal server error');
+  const mapped = fromCoreError(err);
+  const e = mapped instanceof ApiError ? mapped : new ApiError('api_error', 'internal server error');
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (e.retry !== undefined) headers['x-should-retry'] = String(e.retry);
   return new Response(JSON.stringify(errorBody(e.type, e.message)), { status: e.status, headers });
+}
+
+/**
+ * A core error (OpenboaError, by its code) as the API's: not_found 404,
+ * invalid_input 400 (the field named first when the core names one), busy
+ * and unsupported_log_format 409, budget_exhausted 400. Anything else is
+ * returned as it is (a 500 unless it is an ApiError already).
+ */
+export function fromCoreError(e: unknown): unknown {
+  if (!OpenboaError.is(e)) return e;
+  switch (e.code) {
+    case 'not_found':
+      return new ApiError('not_found_error', e.message, false);
+    case 'invalid_input': {
+      const field = e.data.field;
+      return invalidRequest(field !== undefined && !e.message.startsWith(`${field}`) ? `${field}: ${e.message}` : e.message);
+    }
+    case 'busy':
+    case 'unsupported_log_format':
+      return conflict(e.message);
+    case 'budget_exhausted':
+      return invalidRequest(e.message);
+  }
 }

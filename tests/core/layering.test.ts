@@ -1,5 +1,6 @@
 /**
- * STYLE point 1: src/core knows nothing of the daemon or the CLI, and only
+ * STYLE point 1: src/core knows nothing of the daemon, the CLI or the HTTP
+ * API (adapters over it), and only
  * src/cli touches process.exit.
  */
 import { test } from 'node:test';
@@ -15,10 +16,10 @@ function sources(dir: string): string[] {
   });
 }
 
-test('src/core imports neither src/daemon nor src/cli', () => {
+test('src/core imports neither src/daemon, src/cli nor src/http', () => {
   const core = sources(path.join(REPO, 'src', 'core'));
   assert.ok(core.length > 5);
-  const leaks = core.filter((f) => /from\s+['"](\.\.\/)+(cli|daemon)\//.test(fs.readFileSync(f, 'utf8')));
+  const leaks = core.filter((f) => /from\s+['"](\.\.\/)+(cli|daemon|http)\//.test(fs.readFileSync(f, 'utf8')));
   assert.deepEqual(leaks.map((f) => path.relative(REPO, f)), []);
 });
 

@@ -50,11 +50,12 @@ test('a format-0 log (no format on its first line) folds exactly as the code tha
   // Only the files' inodes differ (the fixture is a copy), and today's fold keeps the format it read.
   for (const j of ['events', 'wake_queue'] as const) then.journals[j].ino = now.journals[j].ino;
   assert.equal(now.log_format, 0);
-  // session.json's own format moved on (2 added outcomes and compaction; then `paused`, delegation, `reports_wait`, `archived_at`, `context_cut`, the tree's limits and interrupts); that log has none of them.
-  const { log_format: _kept, format: _format, outcome, pending_outcomes, outcome_evaluations, compaction, context_warned, context_cut, paused, archived_at, depth, tree_max_depth, children, delivered_messages, tree_usage, reports_wait, tree_max_sessions, tree_max_spawns_per_minute, last_interrupt_at, mandate_at, spawn_refusals, ...rest } = now;
+  // session.json's own format moved on (2 added outcomes and compaction; then `paused`, delegation, `reports_wait`, `archived_at`, `context_cut`, the tree's limits and interrupts, `metadata`); that log has none of them.
+  const { log_format: _kept, format: _format, outcome, pending_outcomes, outcome_evaluations, compaction, context_warned, context_cut, paused, archived_at, depth, tree_max_depth, children, delivered_messages, tree_usage, reports_wait, tree_max_sessions, tree_max_spawns_per_minute, last_interrupt_at, mandate_at, spawn_refusals, metadata, ...rest } = now;
   assert.equal(context_cut, null);
   assert.equal(paused, null);
   assert.equal(archived_at, null);
+  assert.deepEqual(metadata, {});
   assert.equal(reports_wait, false);
   assert.deepEqual([depth, tree_max_depth, children, delivered_messages, tree_usage.input_tokens], [0, null, {}, [], now.usage.input_tokens]);
   assert.deepEqual([tree_max_sessions, tree_max_spawns_per_minute, last_interrupt_at, spawn_refusals], [null, null, null, { count: 0, last: null }]);

@@ -1,6 +1,6 @@
 import { Daemon } from '../../daemon/daemon.js';
 import { probeCapabilities } from '../../core/sandbox/isolation.js';
-import type { CliContext, CommandInput, Flags } from '../command.js';
+import { UsageError, type CliContext, type CommandInput, type Flags } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
 import { SessionStore } from '../../core/store/session-store.js';
@@ -46,6 +46,8 @@ async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: 
   );
   const caps = probeCapabilities();
   const { sessions } = await d.start();
+  // The HTTP API in this process (docs/http.md): what it appends is looked at by this daemon at once.
+  const api = typeof flags.listen === 'string' ? await listenFor(ctx, d, flags.listen, write) : null;
   const banner = {
     home: ctx.home.root,
     sessions,
@@ -60,9 +62,21 @@ async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: 
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_stopping', active_runs: d.activeRuns }) : `openboa daemon: stopping (${d.activeRuns} run(s) in flight are cut short and rescheduled)`);
+  await api?.close();
   await d.stop();
   write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_stopped' }) : 'openboa daemon: stopped');
   return 0;
+}
+
+/** The API beside the daemon (`--listen`); a refused address stops the daemon and is a usage error. */
+async function listenFor(ctx: CliContext, d: Daemon, listen: string, write: (line: string) => void) {
+  const { openApiListener, ListenRefused } = await import('../../http/api-listener.js');
+  try {
+    return await openApiListener(ctx, listen, { write, onAppend: (id) => d.evaluate(id) });
+  } catch (e) {
+    await d.stop();
+    throw e instanceof ListenRefused ? new UsageError(e.message) : e;
+  }
 }
 
 /** `openboa daemon`. */

@@ -19,6 +19,8 @@ export interface CreateInput {
   treeMaxSpawnsPerMinute?: number | undefined;
   /** Extra environment variables for this session only, layered over the environment's. */
   env_overrides?: Record<string, string> | undefined;
+  /** Key-value pairs attached to the session (at most 16; schema/common.ts Metadata). */
+  metadata?: Record<string, string> | undefined;
 }
 
 const finite = <K extends string>(key: K, v: number | undefined) => (v !== undefined && Number.isFinite(v) ? ({ [key]: v } as Record<K, number>) : {});
@@ -40,5 +42,6 @@ export function createSession(store: SessionStore, input: CreateInput): SessionS
     ...finite('treeMaxSessions', input.treeMaxSessions),
     ...finite('treeMaxSpawnsPerMinute', input.treeMaxSpawnsPerMinute),
     ...(input.env_overrides ? { overrides: { env: input.env_overrides } } : {}),
+    ...(input.metadata ? { metadata: input.metadata } : {}),
   });
 }

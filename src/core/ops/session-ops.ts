@@ -13,7 +13,7 @@ import { leaseHeld, readLeaseOwner, type LeaseOwner } from '../foundation/lease.
 import { invalidField, invalidInput } from '../foundation/errors.js';
 import { answerProblem, openActions } from '../store/answer-problem.js';
 import { firstFiringFrom } from '../schedule/recurrence.js';
-import { DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, recurrenceIssues, recurrenceOf, type RecurrenceFields, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from '../schema/index.js';
+import { MAX_METADATA_PAIRS, DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, recurrenceIssues, recurrenceOf, type RecurrenceFields, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from '../schema/index.js';
 
 export function sendMessage(store: SessionStore, sessionId: string, content: string | UserContentBlock[]): SessionEvent {
   if (typeof content === 'string' && content.trim() === '') throw invalidInput('the message is empty');
@@ -165,14 +165,23 @@ export function interruptSession(store: SessionStore, sessionId: string, reason?
   return store.appendUserEvent(sessionId, { type: 'user.interrupt', ...(reason ? { reason } : {}) });
 }
 
-/** Changes the session's own definition (applies from the next run): title, token budget. */
-export function updateSession(store: SessionStore, sessionId: string, change: { title?: string; budget?: number | null }): SessionEvent {
-  if (change.title === undefined && change.budget === undefined) throw invalidInput('nothing to change: give a title or a budget');
+/**
+ * Changes the session's own definition (applies from the next run): title,
+ * token budget, metadata (a patch: null removes a key; at most 16 pairs after it).
+ */
+export function updateSession(store: SessionStore, sessionId: string, change: { title?: string | null; budget?: number | null; metadata?: Record<string, string | null> }): SessionEvent {
+  if (change.title === undefined && change.budget === undefined && change.metadata === undefined) throw invalidInput('nothing to change: give a title, a budget or metadata');
+  if (change.metadata) {
+    const after = new Set(Object.keys(store.snapshot(sessionId).metadata));
+    for (const [k, v] of Object.entries(change.metadata)) v === null ? after.delete(k) : after.add(k);
+    if (after.size > MAX_METADATA_PAIRS) throw invalidField('metadata', `would hold ${after.size} pairs; at most ${MAX_METADATA_PAIRS}`);
+  }
   return store.appendEvents(sessionId, [
     {
       type: 'session.updated',
       ...(change.title !== undefined ? { title: change.title } : {}),
       ...(change.budget !== undefined ? { overrides: { session_token_budget: change.budget } } : {}),
+      ...(change.metadata !== undefined ? { metadata: change.metadata } : {}),
     },
   ])[0] as SessionEvent;
 }

@@ -29,6 +29,7 @@ import { outcomeStartFile } from './outcome-grading.js';
 import { relationsStartFile } from './relations-file.js';
 import { treeBudget } from './tree-budget.js';
 import { childReport } from './child-report.js';
+import { apiAccess } from './api-access.js';
 import type { RunContext } from './run-context.js';
 
 /** Empty replies in a row that end the run. */
@@ -125,7 +126,7 @@ export const defaultPreparers: readonly SessionPreparer[] = [reconcileHeartbeat]
  * the runtime/ files outcomes and delegation keep.
  */
 export function defaultServices(): RunService[] {
-  return [mcpService(), egressService(), memoryVersions(), outcomeStartFile(), relationsStartFile()];
+  return [mcpService(), egressService(), memoryVersions(), outcomeStartFile(), relationsStartFile(), apiAccess()];
 }
 
 /** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */

@@ -205,7 +205,11 @@ export interface ServiceSetup {
  * Each phase is optional; the run calls them in this order, each once:
  *
  * - secrets(): the secret values it brings, before the run's environment is
- *   built (the run's redactor must know them);
+ *   built (the run's redactor must know them); `run` names the session and
+ *   the run, for a secret bound to them;
+ * - sandboxEnv(): once the environment is known, the variables it adds to
+ *   the sandbox's environment (each one whose value is secret must be among
+ *   what secrets() returned); must not throw; {} when it adds none;
  * - provide(): once the environment is known, before the context: tools
  *   beside the built-ins (a ToolSource), a change of the sandbox's spec
  *   before it is built (the egress proxy's socket and variables), a
@@ -223,7 +227,8 @@ export interface ServiceSetup {
  */
 export interface RunService {
   name: string;
-  secrets?(rt: Runtime, agent: LoadedAgent): Record<string, string>;
+  secrets?(rt: Runtime, agent: LoadedAgent, run: { sessionId: string; runId: string }): Record<string, string>;
+  sandboxEnv?(x: ServiceSetup): Record<string, string>;
   provide?(x: ServiceSetup): { tools?: ToolSource; sandboxSpec?: (spec: SandboxSpec) => SandboxSpec; sandbox?: (s: Sandbox) => Sandbox };
   open?(ctx: RunContext, journal: RunJournal): void | Promise<void>;
   startFiles?(ctx: RunContext): void;

@@ -65,9 +65,10 @@ export async function openRun(rt: Runtime, x: OpenInput): Promise<OpenedRun> {
   const { store, deps } = rt;
   const { agent, environment } = x.defs;
   const paths = store.paths(x.sessionId);
-  const serviceSecrets = Object.assign({}, ...x.services.map((sv) => sv.secrets?.(rt, agent) ?? {})) as Record<string, string>;
+  const serviceSecrets = Object.assign({}, ...x.services.map((sv) => sv.secrets?.(rt, agent, { sessionId: x.sessionId, runId: x.runId }) ?? {})) as Record<string, string>;
   const env = buildRunEnvironment({ home: rt.home, paths, def: environment.def, overrides: x.snap.overrides, daemonEnv: deps.env, sessionId: x.sessionId, agentId: agent.id, wakeId: x.runId, wakeReason: x.wakeReason, modelSecrets: x.defs.model.secrets ?? {}, extraSecrets: serviceSecrets, sharedSecrets: environmentSecrets(rt.home, deps.env), memory: agent.def.memory });
-  // What the services add: tools beside the built-ins, changes of the sandbox's spec, wrappers of the sandbox (in list order).
+  // What the services add: variables of the sandbox's environment, tools beside the built-ins, changes of the sandbox's spec, wrappers of the sandbox (in list order).
+  for (const sv of x.services) Object.assign(env.env, sv.sandboxEnv?.({ rt, agent, environment, sessionId: x.sessionId, runId: x.runId, env }) ?? {});
   const provided = x.services.map((sv) => sv.provide?.({ rt, agent, environment, sessionId: x.sessionId, runId: x.runId, env }) ?? {});
   const tools = provided.find((p) => p.tools)?.tools ?? null;
   const { skills, problems } = loadSkills(agent.dir);

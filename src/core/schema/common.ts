@@ -15,6 +15,16 @@ export const DefinitionId = z
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const SessionId = z.string().regex(UUID_V7, 'expected a UUIDv7 session id');
 
+/**
+ * A session's metadata, as Managed Agents has it: at most 16 pairs, keys of
+ * 1 to 64 characters, values of at most 512.
+ */
+export const MAX_METADATA_PAIRS = 16;
+export const Metadata = z
+  .record(z.string().min(1).max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= MAX_METADATA_PAIRS, `expected at most ${MAX_METADATA_PAIRS} metadata pairs`);
+export type Metadata = z.infer<typeof Metadata>;
+
 /** RFC 3339 timestamp with an explicit offset, e.g. 2026-11-21T10:00:00.000Z. */
 export const Timestamp = z.iso.datetime({ offset: true });
 

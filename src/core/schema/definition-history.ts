@@ -12,15 +12,9 @@
  * (`op: import`) for a definition written before it had a history.
  */
 import * as z from 'zod';
-import { Timestamp } from './common.js';
+import { Metadata, Timestamp } from './common.js';
 import { Sha256 } from './versions.js';
 
-/** At most 16 pairs; keys up to 64 characters, values up to 512 (as the hosted API). */
-export const MAX_METADATA_KEYS = 16;
-export const Metadata = z
-  .record(z.string().min(1).max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= MAX_METADATA_KEYS, `expected at most ${MAX_METADATA_KEYS} keys`);
-export type Metadata = z.infer<typeof Metadata>;
 
 /** A definition's human-readable name (the API's `name`); its id is the file's name. */
 export const DefinitionName = z.string().min(1, 'expected a non-empty name').max(256);

@@ -12,7 +12,7 @@
  * extensions the SDK's types do not have.
  */
 import * as z from 'zod';
-import { DefinitionId, ModelUsage, SessionId, TextBlock, TextContent, Timestamp, UserContent } from './common.js';
+import { DefinitionId, Metadata, ModelUsage, SessionId, TextBlock, TextContent, Timestamp, UserContent } from './common.js';
 import { EvaluationResult, OutcomeFields } from './outcomes.js';
 import { CompactionFields, ContextWarningFields, oneContextWarningKind } from './context.js';
 import { PauseFields, ResumeFields, RunPausedFields } from './pause.js';
@@ -95,12 +95,16 @@ export const SessionCreated = event('session.created', {
   tree_max_sessions: z.number().int().positive().optional(),
   tree_max_spawns_per_minute: z.number().int().nonnegative().optional(),
   overrides: SessionOverrides.optional(),
+  /** Key-value pairs a caller attaches to the session (Managed Agents' `metadata`). */
+  metadata: Metadata.optional(),
 });
 
-/** A change to the session's own definition (title, overrides); applies from the next run. */
+/** A change to the session's own definition (title, overrides, metadata); applies from the next run. */
 export const SessionUpdated = event('session.updated', {
   title: z.string().nullish(),
   overrides: SessionOverrides.optional(),
+  /** A patch of the metadata: a string sets the key, null removes it. */
+  metadata: z.record(z.string().min(1).max(64), z.string().max(512).nullable()).optional(),
   /** true: archived (kept, never woken, hidden from listings); false: back in use. */
   archived: z.boolean().optional(),
 });

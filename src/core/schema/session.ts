@@ -9,7 +9,7 @@
  * rebuilt, never migrated in place.
  */
 import * as z from 'zod';
-import { DefinitionId, SessionId, Timestamp, Usage } from './common.js';
+import { DefinitionId, Metadata, SessionId, Timestamp, Usage } from './common.js';
 import { SessionOverrides, StopReason } from './events.js';
 import { WakeSource } from './wake-queue.js';
 import { Recurrence } from './recurrence.js';
@@ -99,6 +99,8 @@ export const SessionSnapshot = z.object({
   title: z.string().nullable(),
   parent_session_id: SessionId.nullable(),
   overrides: SessionOverrides,
+  /** From session.created and the session.updated patches since (at most 16 pairs after each patch). */
+  metadata: Metadata.default({}),
   created_at: Timestamp,
   updated_at: Timestamp,
 

@@ -9,7 +9,7 @@
  * sense becomes a rejection, reported later as a session.error; the line
  * itself stays in the log.
  */
-import { SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
+import { MAX_METADATA_PAIRS, SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
 import { RUN_ID } from '../foundation/ids.js';
 import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
@@ -21,6 +21,16 @@ import { finishFold as finishKinds, foldKinds, takeIn } from '../kinds/index.js'
 export { dueWakes, nextWakeAt } from './wake-queue-fold.js';
 export { answerProblem, openActions, type AnswerProblem } from './answer-problem.js';
 
+/** The metadata after a patch (null removes a key); a patch that would pass 16 pairs keeps the first 16. */
+function patchMetadata(m: Record<string, string>, patch: Record<string, string | null>): Record<string, string> {
+  const out = { ...m };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return Object.fromEntries(Object.entries(out).slice(0, MAX_METADATA_PAIRS));
+}
+
 export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot {
   return {
     format: SESSION_FORMAT,
@@ -30,6 +40,7 @@ export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot
     title: null,
     parent_session_id: null,
     overrides: {},
+    metadata: {},
     created_at: atIso,
     updated_at: atIso,
     status: 'idle',
@@ -287,12 +298,14 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       s.tree_max_sessions = e.tree_max_sessions ?? null;
       s.tree_max_spawns_per_minute = e.tree_max_spawns_per_minute ?? null;
       s.overrides = { ...(e.overrides ?? {}) };
+      s.metadata = { ...(e.metadata ?? {}) };
       s.created_at = e.created_at;
       s.updated_at = e.created_at;
       break;
     case 'session.updated':
       if (e.title !== undefined) s.title = e.title ?? null;
       if (e.overrides) s.overrides = { ...s.overrides, ...e.overrides, env: { ...s.overrides.env, ...e.overrides.env } };
+      if (e.metadata) s.metadata = patchMetadata(s.metadata, e.metadata);
       if (e.archived !== undefined) s.archived_at = e.archived ? (s.archived_at ?? e.created_at) : null;
       break;
     case 'session.status_running': {

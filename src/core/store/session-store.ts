@@ -109,6 +109,7 @@ export class SessionStore {
       ...(input.treeMaxSessions !== undefined ? { tree_max_sessions: input.treeMaxSessions } : {}),
       ...(input.treeMaxSpawnsPerMinute !== undefined ? { tree_max_spawns_per_minute: input.treeMaxSpawnsPerMinute } : {}),
       ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
+      ...(input.metadata && Object.keys(input.metadata).length ? { metadata: input.metadata } : {}),
     });
     this.append(tmp, tmp.events, [JSON.stringify(created)], true);
     fs.writeFileSync(tmp.wakeQueue, '');

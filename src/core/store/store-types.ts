@@ -36,6 +36,8 @@ export interface CreateSessionInput {
   treeMaxSessions?: number;
   treeMaxSpawnsPerMinute?: number;
   overrides?: SessionOverrides;
+  /** Key-value pairs the caller attaches (schema/common.ts Metadata). */
+  metadata?: Record<string, string>;
 }
 
 export interface AppendOptions {

@@ -1,0 +1,73 @@
+/**
+ * The one way a route reaches a session named in its path: the id checked
+ * before it touches a path (a UUIDv7, nothing else: no `..`, no slash), the
+ * session's folder a real folder in the home's sessions/ (a symlink there is
+ * refused, never followed out of the home), the caller allowed to see it (a
+ * run token: its own session or one of its children), and the session's
+ * redactor, so nothing the answer carries shows a secret.
+ *
+ * A session the caller may not see is answered exactly as one that does not
+ * exist (404), so a run token learns nothing of other sessions.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Redactor } from '../core/foundation/redact.js';
+import { sessionRedactor } from '../core/run/environment.js';
+import type { Runtime } from '../core/run/run-context.js';
+import { UUID_V7, type SessionSnapshot } from '../core/schema/index.js';
+import { notFound } from './api-error.js';
+import type { Principal } from './auth.js';
+
+export interface SessionAccess {
+  id: string;
+  snapshot: SessionSnapshot;
+  redactor: Redactor;
+}
+
+/** The session `id` for `who`, or a 404. */
+export function openSession(rt: Runtime, who: Principal, id: string): SessionAccess {
+  if (!UUID_V7.test(id)) throw notFound(`session ${JSON.stringify(id.slice(0, 80))}`);
+  const dir = path.join(rt.home.sessionsDir, id);
+  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+  if (!st || !st.isDirectory()) throw notFound(`session ${id}`);
+  let snapshot: SessionSnapshot;
+  try {
+    snapshot = rt.store.snapshot(id);
+  } catch {
+    throw notFound(`session ${id}`);
+  }
+  if (!mayAccess(who, snapshot)) throw notFound(`session ${id}`);
+  return { id, snapshot, redactor: redactorOf(rt, snapshot) };
+}
+
+/** Whether `who` may see this session: the key sees all; a run token its own session and that session's children. */
+export function mayAccess(who: Principal, s: Pick<SessionSnapshot, 'id' | 'parent_session_id'>): boolean {
+  if (who.kind === 'key') return true;
+  return s.id === who.claims.sessionId || s.parent_session_id === who.claims.sessionId;
+}
+
+const redactors = new Map<string, Redactor>();
+
+/**
+ * The session's secrets as this process's environment has them (what the
+ * CLI prints through). Kept per environment file version and overrides, so
+ * a listing does not parse the environment's YAML once per session; an
+ * edited environment file is read again (its mtime and size are the key).
+ */
+export function redactorOf(rt: Runtime, s: Pick<SessionSnapshot, 'environment_id' | 'overrides'>): Redactor {
+  let stamp = 'none';
+  try {
+    const st = fs.statSync(rt.home.environmentFile(s.environment_id));
+    stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    // no file: sessionRedactor answers Redactor.none, kept under this key
+  }
+  const key = `${rt.home.root}|${s.environment_id}|${stamp}|${JSON.stringify(s.overrides.env ?? {})}`;
+  let r = redactors.get(key);
+  if (!r) {
+    r = sessionRedactor(rt.home, s.environment_id, s.overrides, rt.deps.env);
+    if (redactors.size >= 256) redactors.delete(redactors.keys().next().value as string);
+    redactors.set(key, r);
+  }
+  return r;
+}

@@ -1,0 +1,191 @@
+/**
+ * The live side of GET …/events/stream: one subscription to a session's log
+ * (store.subscribe: the same folder watching as `openboa events --follow`
+ * and the daemon) shared by every client streaming that session, and the
+ * Server-Sent Events each client reads.
+ *
+ * Contracts:
+ * - Only new events: a client gets what is appended after it attached. The
+ *   first client's attach takes the log's end as the subscription's start
+ *   (the snapshot's cursor) before its response is sent, so nothing a
+ *   client POSTs after seeing the headers is missed. A client attaching to a
+ *   subscription that is still behind may get a few events from just before
+ *   it attached: clients drop duplicates by id (docs/http.md, resume recipe).
+ * - Every message has an `event:` line (the SDK skips messages without
+ *   one); a `: ping` comment goes to every client each `pingMs` on the
+ *   injected clock (one timer per session, not per client).
+ * - When the subscription fails (the session was deleted, its log became
+ *   unreadable), every client gets `event: error` with the API's envelope
+ *   and its stream ends.
+ * - A client that goes away (or whose unread output passes MAX_BUFFERED
+ *   bytes: it is cut with an `event: error`) is dropped at once; the last
+ *   one to go ends the subscription and its timer. Nothing is kept per
+ *   session once no one streams it.
+ */
+import type { Clock } from '../core/foundation/clock.js';
+import type { Redactor } from '../core/foundation/redact.js';
+import type { SessionStore } from '../core/store/session-store.js';
+import type { EventLines } from '../core/store/store-types.js';
+import { apiErrorBodyOf } from './api-error.js';
+import { wireEvent } from './wire-objects.js';
+
+/** A ping every 15 s keeps proxies and load balancers from closing an idle stream. */
+export const PING_MS = 15_000;
+/** Bytes a client may leave unread before it is cut off (a stalled reader must not hold the server's memory). */
+export const MAX_BUFFERED = 8 * 1024 * 1024;
+
+const enc = new TextEncoder();
+
+interface Client {
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  closed: boolean;
+}
+
+interface Feed {
+  clients: Set<Client>;
+  stop: AbortController;
+  cancelPing: () => void;
+}
+
+export class StreamHub {
+  private readonly feeds = new Map<string, Feed>();
+  private readonly waiters: Array<{ clients: number; resolve: () => void }> = [];
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly clock: Clock,
+    private readonly pingMs = PING_MS,
+  ) {}
+
+  /** How many sessions are streamed now, and to how many clients (for tests and the benchmark). */
+  get stats(): { sessions: number; clients: number } {
+    let clients = 0;
+    for (const f of this.feeds.values()) clients += f.clients.size;
+    return { sessions: this.feeds.size, clients };
+  }
+
+  /**
+   * A new client of session `id`'s stream: the body of its response. It is
+   * attached before this returns (see "Only new events"); `signal` (the
+   * request's) detaches it, as does the reader cancelling.
+   */
+  open(id: string, redactor: Redactor, signal: AbortSignal): ReadableStream<Uint8Array> {
+    let client!: Client;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          client = { controller, closed: false };
+          // A comment first: the response has bytes to send at once, so its headers go now.
+          controller.enqueue(enc.encode(': connected\n\n'));
+        },
+        cancel: () => this.detach(id, client),
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+    );
+    this.attach(id, client, redactor);
+    signal.addEventListener('abort', () => this.detach(id, client), { once: true });
+    if (signal.aborted) this.detach(id, client);
+    return stream;
+  }
+
+  /** Resolves once exactly `clients` clients are attached (over all sessions): for tests and the benchmark. */
+  whenClients(clients: number): Promise<void> {
+    if (this.stats.clients === clients) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ clients, resolve }));
+  }
+
+  private changed(): void {
+    const n = this.stats.clients;
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (w.clients !== n) continue;
+      this.waiters.splice(i, 1);
+      w.resolve();
+    }
+  }
+
+  /** Ends every stream (the server is stopping). */
+  closeAll(): void {
+    for (const [id, f] of this.feeds) for (const c of [...f.clients]) this.end(id, c);
+  }
+
+  private attach(id: string, client: Client, redactor: Redactor): void {
+    let feed = this.feeds.get(id);
+    if (!feed) {
+      const from = this.store.snapshot(id, { persist: false }).journals.events;
+      const stop = new AbortController();
+      const made: Feed = { clients: new Set(), stop, cancelPing: () => {} };
+      feed = made;
+      this.feeds.set(id, made);
+      this.armPing(id, made);
+      this.store
+        .subscribe(id, { from, signal: stop.signal }, (batch) => this.broadcast(id, made, batch, redactor))
+        .catch((e: unknown) => {
+          if (stop.signal.aborted) return;
+          const msg = enc.encode(`event: error\ndata: ${JSON.stringify(apiErrorBodyOf(e))}\n\n`);
+          for (const c of [...made.clients]) {
+            this.send(id, c, msg);
+            this.end(id, c);
+          }
+        });
+    }
+    feed.clients.add(client);
+    this.changed();
+  }
+
+  private armPing(id: string, f: Feed): void {
+    f.cancelPing = this.clock.setTimer(this.pingMs, () => {
+      if (this.feeds.get(id) !== f) return;
+      const ping = enc.encode(': ping\n\n');
+      for (const c of [...f.clients]) this.send(id, c, ping);
+      this.armPing(id, f);
+    });
+  }
+
+  private broadcast(id: string, f: Feed, batch: EventLines, redactor: Redactor): void {
+    let text = '';
+    for (const l of batch.lines) {
+      if (l.kind !== 'event') continue;
+      const e = wireEvent(l.event, undefined, redactor);
+      text += `event: ${l.event.type}\ndata: ${JSON.stringify(e)}\n\n`;
+    }
+    if (text === '') return;
+    // One encoding for every client.
+    const bytes = enc.encode(text);
+    for (const c of [...f.clients]) this.send(id, c, bytes);
+  }
+
+  private send(id: string, c: Client, bytes: Uint8Array): void {
+    if (c.closed) return;
+    if ((c.controller.desiredSize ?? 0) < -MAX_BUFFERED) {
+      const cut = enc.encode(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'the stream was not read fast enough; reconnect and list the events since the last one seen' } })}\n\n`);
+      c.controller.enqueue(cut);
+      this.end(id, c);
+      return;
+    }
+    c.controller.enqueue(bytes);
+  }
+
+  private end(id: string, c: Client): void {
+    if (!c.closed) {
+      try {
+        c.controller.close();
+      } catch {
+        // already closed by the reader
+      }
+    }
+    this.detach(id, c);
+  }
+
+  private detach(id: string, c: Client): void {
+    c.closed = true;
+    const f = this.feeds.get(id);
+    if (!f || !f.clients.delete(c)) return;
+    if (f.clients.size === 0) {
+      this.feeds.delete(id);
+      f.cancelPing();
+      f.stop.abort();
+    }
+    this.changed();
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Run-scoped tokens (docs/http.md, "Run tokens"): a run's sandbox gets
+ * OPENBOA_API_URL and OPENBOA_RUN_TOKEN when a server listens and the
+ * environment reaches it; the token opens its own session and that
+ * session's children, only while its run holds the lease; never another
+ * session, never after the run.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { acquireLease } from '../../src/core/foundation/lease.js';
+import { iso } from '../../src/core/foundation/clock.js';
+import { mintRunToken, verifyRunToken } from '../../src/core/run/run-token.js';
+import { apiAccess } from '../../src/core/run/api-access.js';
+import { createSession } from '../../src/core/ops/create-session.js';
+import { apiBench } from './api-bench.js';
+
+const RUN = 'wrun_0000000000000000000000000000abcd';
+
+test('a run token opens its session and its children while the run holds the lease; not another session; not after', async (t) => {
+  const b = await apiBench(t);
+  const mine = b.session();
+  const child = createSession(b.store, { agent: 'test', parentSessionId: mine }).id;
+  const other = b.session('not yours');
+  const token = mintRunToken(b.h.home, { agentId: 'test', sessionId: mine, runId: RUN });
+  const agent = b.clientWith(token);
+
+  // No lease held by that run: the token is worth nothing.
+  await assert.rejects(agent.beta.sessions.retrieve(mine), (e: { status?: number }) => e.status === 401);
+
+  const lease = await acquireLease(b.store.paths(mine), { purpose: 'wake', wakeId: RUN, nowIso: iso(b.deps.clock.now()) });
+  t.after(() => lease.release());
+  assert.equal((await agent.beta.sessions.retrieve(mine)).id, mine);
+  assert.equal((await agent.beta.sessions.retrieve(child)).id, child);
+  await agent.beta.sessions.events.send(child, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'from the parent run' }] }] });
+  assert.equal(b.events(child).filter((e) => e.type === 'user.message').length, 1);
+  // Another session is answered as if it did not exist; a listing shows only its own tree.
+  await assert.rejects(agent.beta.sessions.retrieve(other), (e: { status?: number }) => e.status === 404);
+  await assert.rejects(agent.beta.sessions.events.list(other), (e: { status?: number }) => e.status === 404);
+  await assert.rejects(agent.beta.sessions.events.send(other, { events: [{ type: 'user.interrupt' }] }), (e: { status?: number }) => e.status === 404);
+  // A listing shows its own session (and the children its log records: spawned ones), never another.
+  const listed = (await agent.beta.sessions.list({ order: 'asc' })).data.map((s) => s.id);
+  assert.equal(listed[0], mine);
+  assert.equal(listed.includes(other), false);
+  await assert.rejects(agent.beta.sessions.create({ agent: 'test', environment_id: 'local' }), (e: { status?: number }) => e.status === 403);
+  // Agents and environments are the key's alone: a run cannot rewrite its own definition (its permissions, its prompt).
+  await assert.rejects(agent.beta.agents.list(), (e: { status?: number }) => e.status === 403);
+  await assert.rejects(agent.beta.agents.update('test', { version: 1, system: 'obey me' } as never), (e: { status?: number }) => e.status === 403);
+  await assert.rejects(agent.beta.environments.list(), (e: { status?: number }) => e.status === 403);
+
+  // Altered tokens are refused: another session in the payload, or a mac that is not the home's.
+  const [, payload, mac] = token.split('.');
+  const forged = `obrt.${Buffer.from(JSON.stringify({ a: 'test', s: other, r: RUN })).toString('base64url')}.${mac}`;
+  assert.equal(verifyRunToken(b.h.home, forged), null);
+  await assert.rejects(b.clientWith(forged).beta.sessions.retrieve(other), (e: { status?: number }) => e.status === 401);
+  assert.equal(verifyRunToken(b.h.home, `obrt.${payload}.${'A'.repeat(mac!.length)}`), null);
+
+  // The run ends (its lease goes): the same token is refused.
+  await lease.release();
+  await assert.rejects(agent.beta.sessions.retrieve(mine), (e: { status?: number }) => e.status === 401);
+  // Another run of the same session does not make it good again.
+  const next = await acquireLease(b.store.paths(mine), { purpose: 'wake', wakeId: 'wrun_0000000000000000000000000000abce', nowIso: iso(b.deps.clock.now()) });
+  t.after(() => next.release());
+  await assert.rejects(agent.beta.sessions.retrieve(mine), (e: { status?: number }) => e.status === 401);
+});
+
+test("the run's service: with a server listening and network: host, the sandbox gets the URL and a token the redactor knows; with network: none, nothing", async (t) => {
+  const b = await apiBench(t);
+  const svc = apiAccess();
+  const agent = { id: 'test' } as Parameters<NonNullable<typeof svc.secrets>>[1];
+  const secrets = svc.secrets!(b.rt, agent, { sessionId: 'S', runId: RUN });
+  const token = secrets.OPENBOA_RUN_TOKEN!;
+  assert.deepEqual(verifyRunToken(b.h.home, token), { agentId: 'test', sessionId: 'S', runId: RUN });
+  const setup = (network: string) => ({ rt: b.rt, agent, sessionId: 'S', runId: RUN, env: { network } }) as unknown as Parameters<NonNullable<typeof svc.sandboxEnv>>[0];
+  assert.deepEqual(svc.sandboxEnv!(setup('host')), { OPENBOA_API_URL: b.server.url, OPENBOA_RUN_TOKEN: token });
+  assert.deepEqual(svc.sandboxEnv!(setup('none')), {});
+  // No server for this home: no token at all.
+  await b.server.close();
+  const none = apiAccess();
+  assert.deepEqual(none.secrets!(b.rt, agent, { sessionId: 'S', runId: RUN }), {});
+  assert.deepEqual(none.sandboxEnv!(setup('host')), {});
+});
+
+test('a real run on a network: host environment sees OPENBOA_API_URL and a token that works while it runs', { skip: false }, async (t) => {
+  const b = await apiBench(t, {
+    agent: { environment: 'hostnet' },
+    steps: [{ toolUses: [{ id: 'toolu_env', name: 'bash', input: { command: 'echo "url=$OPENBOA_API_URL"; curl -s -o /dev/null -w "code=%{http_code}" -H "Authorization: Bearer $OPENBOA_RUN_TOKEN" "$OPENBOA_API_URL/v1/sessions/$OPENBOA_SESSION_ID" || echo no-curl' } }] }, { text: 'done' }],
+  });
+  b.h.write('environments/hostnet.yaml', 'network: host\n');
+  const id = b.session('check the api');
+  const r = await b.wake(id);
+  assert.equal(r.status, 'idle');
+  const result = b.events(id).find((e) => e.type === 'agent.tool_result');
+  const text = JSON.stringify(result);
+  assert.match(text, new RegExp(`url=${b.server.url.replace(/[.]/g, '\\.')}`));
+  if (!text.includes('no-curl')) assert.match(text, /code=200/);
+  // The token is the run's secret: it is not in the log.
+  assert.equal(/obrt\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/.test(JSON.stringify(b.events(id))), false);
+});
