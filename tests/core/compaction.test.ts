@@ -49,9 +49,9 @@ function model(): Model {
 /** `limits` over a window of `window` and max_output_tokens of 500. */
 function setup(t: TestContext, context: Record<string, unknown> = {}, window = 20_000, limits: Record<string, unknown> = { max_output_tokens: 500 }) {
   const m = model();
-  // The windows here are measured against the tools offered and the runtime facts: `learn`, `promote`, `web_fetch` and the search tools are left out, and /memory, so their text does not move them.
+  // The windows here are measured against the tools offered and the runtime facts: `learn`, `promote`, `web_fetch`, `todo` and the search tools are left out, and /memory, so their text does not move them.
   const off = { permission: 'disabled' };
-  const u = unitRun(t, { agents: { unit: { limits: { context_window_tokens: window, ...limits }, context, memory: 'none', tools: { learn: off, promote: off, search_sessions: off, read_session: off, web_fetch: off } } }, model: m });
+  const u = unitRun(t, { agents: { unit: { limits: { context_window_tokens: window, ...limits }, context, memory: 'none', tools: { learn: off, promote: off, search_sessions: off, read_session: off, web_fetch: off, todo: off } } }, model: m });
   const id = u.newSession();
   return { h: u.h, m, store: u.store, rt: u.rt, id, deps: u.deps, events: () => u.events(id), say: async (text: string) => (sendMessage(u.store, id, text), u.run(id)) };
 }

@@ -10,6 +10,9 @@ import { escalationsOf } from '../../core/ops/resolve-escalation.js';
 import { childrenOf, type ChildView } from '../../core/views/children-view.js';
 import { treeOf, type TreeCensus } from '../../core/delegation/session-tree.js';
 import { SPAWN_RATE_WINDOW_MS } from '../../core/delegation/spawn-limits.js';
+import { planView } from '../../core/views/plan-view.js';
+import { planSummary } from '../../core/tools/todo-tool.js';
+import type { PlanFile } from '../../core/schema/index.js';
 
 /** `text` on one line (its first non-empty line when `first`), at most `n` characters. */
 function oneLine(text: string, n: number, first = false): string {
@@ -81,6 +84,14 @@ function treeLines(s: SessionSnapshot, tree: TreeCensus | null): string[] {
   return lines;
 }
 
+const MARK = { done: '[x]', in_progress: '[>]', pending: '[ ]' } as const;
+
+/** The agent's plan (runtime/plan.json, its last `todo` call): a summary, then each step with its mark. */
+function planLines(plan: PlanFile | null): string[] {
+  if (!plan) return [];
+  return [`plan       ${planSummary(plan.items)} (updated ${plan.updated_at})`, ...plan.items.map((i) => `  ${MARK[i.status]} ${oneLine(i.content, 120)}`)];
+}
+
 export async function run(ctx: CliContext, { args }: CommandInput): Promise<number | void> {
   redactFor(ctx, args.id as string);
   const st = await sessionStatus(ctx.store, ctx.deps.clock, args.id as string);
@@ -90,7 +101,8 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
   const requiresAction = st.requires_action.map((a) => (escalations.has(a.id) ? { ...a, escalation: escalations.get(a.id) } : a));
   const children = childrenOf(ctx.store, s);
   const tree = treeOf(ctx.store, s, ctx.deps.clock.now(), SPAWN_RATE_WINDOW_MS);
-  ctx.out.result({ ...snapshot, cache_read_share: cacheReadShare(s.usage), lease: st.lease, requires_action: requiresAction, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at, children_status: children, tree }, () => {
+  const plan = planView(ctx.store, s.id);
+  ctx.out.result({ ...snapshot, cache_read_share: cacheReadShare(s.usage), lease: st.lease, requires_action: requiresAction, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at, children_status: children, tree, plan }, () => {
     const lines = [
       `session    ${s.id}${s.title ? `  "${oneLine(s.title, 120)}"` : ''}`,
       `agent      ${s.agent_id}   environment ${s.environment_id}`,
@@ -105,6 +117,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
       `pending    ${st.pending_events.length} event(s)${st.pending_events.length ? `: ${st.pending_events.map((p) => `${p.id} (${p.type}, line ${p.line})`).join(', ')}` : ''}`,
     ];
     lines.push(...outcomeLines(s));
+    lines.push(...planLines(plan));
     lines.push(...waitingLines(s.id, st.requires_action.map((a) => ({ ...a, escalation: escalations.get(a.id) ?? null }))));
     lines.push(...childLines(children));
     lines.push(...treeLines(s, tree));

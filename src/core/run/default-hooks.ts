@@ -20,6 +20,7 @@ import { instructionsSection, runtimeSection, skillsSection } from './system-pro
 import { stopWhenPaused } from './pause-steering.js';
 import { relationsAtRunEnd } from './relations-file.js';
 import { usageFile } from './usage-file.js';
+import { planFile, planStartFile } from './plan-file.js';
 import type { AfterRunHook, AfterTurnHook, Bound, LoopHooks, RunService, SessionPreparer, Steering } from './loop-hooks.js';
 import { bornInterrupted } from './interrupt-from-above.js';
 import { reconcileHeartbeat } from './heartbeat.js';
@@ -123,24 +124,25 @@ export const defaultPreparers: readonly SessionPreparer[] = [reconcileHeartbeat]
 /**
  * The services of a run, fresh for each: MCP servers, the egress proxy of
  * a network: limited sandbox, the memory versions around the sandbox, and
- * the runtime/ files outcomes and delegation keep.
+ * the runtime/ files outcomes, delegation and the plan keep.
  */
 export function defaultServices(): RunService[] {
-  return [mcpService(), egressService(), memoryVersions(), outcomeStartFile(), relationsStartFile(), apiAccess()];
+  return [mcpService(), egressService(), memoryVersions(), outcomeStartFile(), relationsStartFile(), planStartFile(), apiAccess()];
 }
 
 /** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */
 export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[], services: readonly RunService[]): LoopHooks {
   const outcomes = gradeOutcomes(model);
   const memory = memoryRecorder();
+  const plan = planFile();
   return {
     model,
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
     steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
     bounds: [treeBudget(), requestCap()],
-    afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory],
-    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
+    afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory, plan],
+    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), plan, correctionsFromDenials(), memory],
     afterClose: [childReport()],
     promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
     observers: [],

@@ -22,6 +22,7 @@ import type { RunContext } from './run-context.js';
 import { lastText, quote, recentEvents, recordGuard } from './guard-log.js';
 import { ESCALATE } from './escalation-policy.js';
 import { parseFiringId } from '../schedule/recurrence.js';
+import { progressingPlanChanges, TODO } from './plan-file.js';
 
 export type StaleLoopSettings = false | { replan_at: number; escalate_at: number };
 
@@ -35,7 +36,10 @@ export const STALE_OPTIONS = [
  * The agent's replies in a row without progress, newest streak, and what the
  * guard already did on it. Walking back from the newest event:
  *  - a reply (a model request with an agent.message and no tool call) counts one;
- *  - a tool call (agent.tool_use, agent.mcp_tool_use, agent.custom_tool_use), input a run took in
+ *  - so does a reply whose tool calls are all `todo` calls that marked no step
+ *    done (rewriting the plan is not doing it: plan-file.ts, progressingPlanChanges);
+ *  - any other tool call (agent.tool_use, agent.mcp_tool_use, agent.custom_tool_use),
+ *    a `todo` call that marked a step done, input a run took in
  *    from a person or program (a session.status_running with
  *    processed_event_ids: a message, an answer, an outcome), a firing of a
  *    recurring revisit a run took in, or an outcome's evaluation ends the
@@ -48,10 +52,16 @@ export function staleReplies(events: readonly SessionEvent[]): { count: number; 
   let count = 0;
   let said = false;
   const acted = new Set<string>();
+  const planned = progressingPlanChanges(events);
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     switch (e.type) {
       case 'agent.tool_use':
+        if (e.name === TODO && !planned.has(e.id)) {
+          said = true;
+          break;
+        }
+        return { count, acted };
       case 'agent.mcp_tool_use':
       case 'agent.custom_tool_use':
       case 'span.outcome_evaluation_end':
@@ -103,7 +113,8 @@ export function staleLoopGuard(settings: StaleLoopSettings): AfterTurnHook {
   return {
     afterTurn(ctx, journal, turn) {
       if (!settings) return undefined;
-      if (turn && (turn.uses.length > 0 || turn.asks.length > 0 || turn.empty)) return undefined;
+      // A turn that called a tool other than `todo` made progress; one that only rewrote the plan is judged from the log.
+      if (turn && (turn.uses.some((u) => !(u.type === 'agent.tool_use' && u.name === TODO)) || turn.asks.length > 0 || turn.empty)) return undefined;
       const events = recentEvents(ctx, journal);
       const { count, acted } = staleReplies(events);
       if (acted.has('escalate')) return undefined;

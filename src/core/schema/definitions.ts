@@ -39,6 +39,7 @@ export const BUILTIN_TOOL_NAMES = [
   'promote',
   'search_sessions',
   'read_session',
+  'todo',
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 

@@ -11,6 +11,7 @@ import { PromoteInput } from './versions.js';
 import { ReadSessionInput, SearchSessionsInput } from './search.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput } from './roster.js';
 import { refineRecurrence } from './recurrence.js';
+import { Timestamp } from './common.js';
 
 export const BashInput = z
   .strictObject({
@@ -86,6 +87,41 @@ export const WebFetchInput = z.strictObject({
   url: z.string().min(1).max(8192).describe('The http:// or https:// URL to fetch.'),
 });
 
+/**
+ * The agent's plan (the `todo` tool, docs/runs.md "The plan"). Bounded so a
+ * plan stays something a person reads at a glance and the tool's calls stay
+ * small in the log and the conversation: 50 items of at most 500 characters
+ * is a few pages, well past any plan worth keeping.
+ */
+export const MAX_TODO_ITEMS = 50;
+export const MAX_TODO_CHARS = 500;
+export const TODO_STATUSES = ['pending', 'in_progress', 'done'] as const;
+export const TodoStatus = z.enum(TODO_STATUSES);
+export type TodoStatus = z.infer<typeof TodoStatus>;
+
+export const TodoItem = z.strictObject({
+  content: z.string().trim().min(1).max(MAX_TODO_CHARS).describe('The step, in one line: what to do, not how it went.'),
+  status: TodoStatus.describe('pending: not started; in_progress: being worked on now; done: finished.'),
+});
+export type TodoItem = z.infer<typeof TodoItem>;
+
+/** The whole list, every call: the call replaces the plan. */
+export const TodoInput = z.strictObject({
+  items: z.array(TodoItem).max(MAX_TODO_ITEMS).describe(`The whole plan, in order (at most ${MAX_TODO_ITEMS} items); it replaces the previous one. An empty list clears it.`),
+});
+export type TodoInput = z.infer<typeof TodoInput>;
+
+/**
+ * runtime/plan.json: the plan of the session's last successful `todo` call
+ * (its items as the call gave them, trimmed) and when that call's result was
+ * logged. A cache derived from the log (run/plan-file.ts).
+ */
+export const PlanFile = z.strictObject({
+  items: z.array(TodoItem).max(MAX_TODO_ITEMS),
+  updated_at: Timestamp,
+});
+export type PlanFile = z.infer<typeof PlanFile>;
+
 export const TOOL_INPUTS = {
   bash: BashInput,
   read: ReadInput,
@@ -107,4 +143,5 @@ export const TOOL_INPUTS = {
   search_sessions: SearchSessionsInput,
   read_session: ReadSessionInput,
   web_fetch: WebFetchInput,
+  todo: TodoInput,
 } as const;

@@ -19,6 +19,7 @@ import { escalateTool } from './escalate-tool.js';
 import { learnTool } from './learn-tool.js';
 import { promoteTool } from './promote-tool.js';
 import { readSessionTool, searchSessionsTool } from './search-tools.js';
+import { todoTool } from './todo-tool.js';
 import { delegationToolApplies, listSessionsTool, messageParentTool, sendToSessionTool, spawnDescription, spawnSessionTool } from './delegation-tools.js';
 import { limitOutput } from './output-limit.js';
 import { fail, type Tool, type ToolContext, type ToolOutput } from './tool.js';
@@ -49,6 +50,7 @@ export const BUILTIN_TOOLS: Record<BuiltinToolName, Tool> = {
   promote: promoteTool as Tool,
   search_sessions: searchSessionsTool as Tool,
   read_session: readSessionTool as Tool,
+  todo: todoTool as Tool,
 };
 
 /**
