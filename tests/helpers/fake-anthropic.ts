@@ -35,7 +35,7 @@ export type Step =
     }
   | { status: number; errorType?: string; message?: string; headers?: Record<string, string> }
   /** Never answer; the request stays open until the client aborts. */
-  | { hang: true };
+  | { hang: true; /** Only for the requests this accepts, ahead of the steps without it (scripted-server.ts). */ for?: (r: RecordedRequest) => boolean };
 
 export interface RecordedRequest extends RecordedBase {
   body: {

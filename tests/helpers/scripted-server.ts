@@ -87,7 +87,12 @@ export async function startScriptedServer<S, B, R extends RecordedBase>(o: Scrip
         o.error(res, 404, 'not_found', `no route ${req.method} ${req.url}`);
         return;
       }
-      const step = queue.shift();
+      // A step marked `for` answers only the requests it accepts, and such a request takes it before any other:
+      // two sessions asking at once (a parent and the child it spawned) each get their own answer, whoever asks first.
+      const only = (x: S) => (x as { for?: (r: R) => boolean }).for;
+      let at = queue.findIndex((x) => only(x)?.(rec) === true);
+      if (at < 0) at = queue.findIndex((x) => only(x) === undefined);
+      const step = at < 0 ? undefined : queue.splice(at, 1)[0];
       if (step === undefined) {
         unexpected += 1;
         o.error(res, 500, 'no_step', 'the fake server has no scripted step for this request');
