@@ -8,7 +8,7 @@
  * not as event_start / event_delta previews (docs/http.md says why).
  */
 import { Hono } from 'hono';
-import type { AuthEnv } from './auth.js';
+import { runIsLive, type AuthEnv } from './auth.js';
 import { appendEvents } from './event-append.js';
 import { listEvents } from './event-list.js';
 import { openSession } from './session-access.js';
@@ -37,7 +37,10 @@ export function eventRoutes({ rt, onAppend }: RouteDeps, hub: StreamHub): Hono<A
   app.get('/sessions/:id/events/stream', (c) => {
     const s = openSession(rt, c.get('principal'), c.req.param('id'));
     queryOf(c, StreamQuery);
-    const body = hub.open(s.id, s.redactor, c.req.raw.signal);
+    const who = c.get('principal');
+    // A run's stream lasts as long as the run (its token is checked at each request only).
+    const run = who.kind === 'run' ? { runId: who.claims.runId, live: () => runIsLive(rt, who.claims) } : undefined;
+    const body = hub.open(s.id, s.redactor, c.req.raw.signal, run);
     return new Response(body, {
       headers: {
         'content-type': 'text/event-stream; charset=utf-8',

@@ -21,6 +21,12 @@
  *   bytes: it is cut with an `event: error`) is dropped at once; the last
  *   one to go ends the subscription and its timer. Nothing is kept per
  *   session once no one streams it.
+ * - A run's client (a run token: `run` given to open()) is served only while
+ *   that run lasts: its stream ends after the event that ends the run
+ *   (session.status_idle, _rescheduled or _terminated written by the run),
+ *   and at once when `run.live()` says, just after the client attached, that
+ *   the run is over already (it ended between the request's check and the
+ *   attach, before the subscription's start).
  */
 import type { Clock } from '../core/foundation/clock.js';
 import type { Redactor } from '../core/foundation/redact.js';
@@ -39,7 +45,18 @@ const enc = new TextEncoder();
 interface Client {
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
+  /** A run's client: its stream ends with that run (see the contract above). */
+  runId?: string;
 }
+
+/** Who streams for a run: the run, and whether it still holds the session's lease. */
+export interface RunBound {
+  runId: string;
+  live(): Promise<boolean>;
+}
+
+/** The events that end a run (its last status). */
+const RUN_ENDS = new Set(['session.status_idle', 'session.status_rescheduled', 'session.status_terminated']);
 
 interface Feed {
   clients: Set<Client>;
@@ -69,12 +86,12 @@ export class StreamHub {
    * attached before this returns (see "Only new events"); `signal` (the
    * request's) detaches it, as does the reader cancelling.
    */
-  open(id: string, redactor: Redactor, signal: AbortSignal): ReadableStream<Uint8Array> {
+  open(id: string, redactor: Redactor, signal: AbortSignal, run?: RunBound): ReadableStream<Uint8Array> {
     let client!: Client;
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
-          client = { controller, closed: false };
+          client = { controller, closed: false, ...(run ? { runId: run.runId } : {}) };
           // A comment first: the response has bytes to send at once, so its headers go now.
           controller.enqueue(enc.encode(': connected\n\n'));
         },
@@ -85,6 +102,12 @@ export class StreamHub {
     this.attach(id, client, redactor);
     signal.addEventListener('abort', () => this.detach(id, client), { once: true });
     if (signal.aborted) this.detach(id, client);
+    if (run) {
+      void run.live().then(
+        (live) => live || this.end(id, client),
+        () => this.end(id, client),
+      );
+    }
     return stream;
   }
 
@@ -144,15 +167,20 @@ export class StreamHub {
 
   private broadcast(id: string, f: Feed, batch: EventLines, redactor: Redactor): void {
     let text = '';
+    let ended: Set<string> | null = null;
     for (const l of batch.lines) {
       if (l.kind !== 'event') continue;
       const e = wireEvent(l.event, undefined, redactor);
       text += `event: ${l.event.type}\ndata: ${JSON.stringify(e)}\n\n`;
+      if (RUN_ENDS.has(l.event.type) && 'wake_id' in l.event && typeof l.event.wake_id === 'string') (ended ??= new Set()).add(l.event.wake_id);
     }
     if (text === '') return;
     // One encoding for every client.
     const bytes = enc.encode(text);
-    for (const c of [...f.clients]) this.send(id, c, bytes);
+    for (const c of [...f.clients]) {
+      this.send(id, c, bytes);
+      if (c.runId !== undefined && ended?.has(c.runId)) this.end(id, c);
+    }
   }
 
   private send(id: string, c: Client, bytes: Uint8Array): void {

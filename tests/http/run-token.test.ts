@@ -96,3 +96,34 @@ test('a real run on a network: host environment sees OPENBOA_API_URL and a token
   // The token is the run's secret: it is not in the log.
   assert.equal(/obrt\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/.test(JSON.stringify(b.events(id))), false);
 });
+
+test("a run token's stream ends when its run ends; one opened after the run ended ends at once", { timeout: 30_000 }, async (t) => {
+  const b = await apiBench(t);
+  const mine = b.session();
+  const token = mintRunToken(b.h.home, { agentId: 'test', sessionId: mine, runId: RUN });
+  const agent = b.clientWith(token);
+  const lease = await acquireLease(b.store.paths(mine), { purpose: 'wake', wakeId: RUN, nowIso: iso(b.deps.clock.now()) });
+  t.after(() => lease.release());
+  const stream = await agent.beta.sessions.events.stream(mine);
+  // The key's stream of the same session goes on after the run.
+  const keyStream = await b.client.beta.sessions.events.stream(mine);
+  await b.server.api.hub.whenClients(2);
+  b.store.appendEvents(mine, [{ type: 'agent.message', content: [{ type: 'text', text: 'working' }] }], { wakeId: RUN });
+  b.store.appendEvents(mine, [{ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null }], { wakeId: RUN });
+  const seen: string[] = [];
+  for await (const e of stream) seen.push(e.type); // ends: without the end, this waits for ever (the test's timeout)
+  assert.deepEqual(seen, ['agent.message', 'session.status_idle']);
+  await b.server.api.hub.whenClients(1);
+  const it = keyStream[Symbol.asyncIterator]();
+  b.store.appendUserEvent(mine, { type: 'user.message', content: [{ type: 'text', text: 'still here' }] });
+  const skip = new Set(['agent.message', 'session.status_idle']);
+  let next = await it.next();
+  while (!next.done && skip.has(next.value.type)) next = await it.next();
+  assert.equal(!next.done && next.value.type, 'user.message', "the key's stream is not ended by the run's end");
+  keyStream.controller.abort();
+
+  // The lease is gone between the request's check and the stream's start: simulated by a check that says so.
+  const body = b.server.api.hub.open(mine, (await import('../../src/core/foundation/redact.js')).Redactor.none, new AbortController().signal, { runId: RUN, live: async () => false });
+  const text = await new Response(body).text();
+  assert.equal(text, ': connected\n\n', 'ended at once');
+});
