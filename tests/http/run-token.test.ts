@@ -125,7 +125,7 @@ test("a run token's stream ends when its run ends; one opened after the run ende
   keyStream.controller.abort();
 
   // The lease is gone between the request's check and the stream's start: simulated by a check that says so.
-  const body = b.server.api.hub.open(mine, (await import('../../src/core/foundation/redact.js')).Redactor.none, new AbortController().signal, { runId: RUN, live: async () => false });
+  const body = b.server.api.hub.open(mine, (await import('../../src/core/foundation/redact.js')).Redactor.none, new AbortController().signal, { run: { runId: RUN, live: async () => false } });
   const text = await new Response(body).text();
   assert.equal(text, ': connected\n\n', 'ended at once');
 });
