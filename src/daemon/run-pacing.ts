@@ -46,9 +46,9 @@ export class RunPacing {
     const pacedModel: LoopHooks['model'] = {
       name: model.name,
       ...(model.secrets ? { secrets: model.secrets } : {}),
-      complete: async (req, signal) => {
+      complete: async (req, signal, onDelta) => {
         await this.stepAside();
-        return model.complete(req, signal);
+        return model.complete(req, signal, onDelta);
       },
       ...(model.countTokens ? { countTokens: (req, signal) => model.countTokens!(req, signal) } : {}),
     };

@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Runtime } from '../core/run/run-context.js';
-import type { SessionEvent, Webhook } from '../core/schema/index.js';
+import type { SessionEvent, SessionSnapshot, Webhook } from '../core/schema/index.js';
 import { START, type Cursor } from '../core/store/jsonl.js';
 import { iso } from '../core/foundation/clock.js';
 import { loadHomeConfig } from '../core/definitions/home-config.js';
@@ -134,11 +134,26 @@ export class WebhookDispatcher {
     });
   }
 
-  /** Reads the session's log on from where it was read last, and arms what is due. */
+  /**
+   * Reads the session's log on from where it was read last, and arms what is
+   * due. Only what the fold accepted goes out: the session is folded first,
+   * the log is read no further than that fold's cursor, and the lines it
+   * refused (a session.status_idle written by hand: no run wrote it, see
+   * store/fold.ts unproven) are skipped, whether still `rejected` or
+   * `reported` since by a session.error.
+   */
   private read(sessionId: string): void {
     let batch;
+    let refused: Set<number>;
     try {
-      batch = this.o.rt.store.readEvents(sessionId, this.cursors.get(sessionId) ?? START);
+      const snap = this.o.rt.store.snapshot(sessionId, { persist: false });
+      refused = refusedLines(snap);
+      const from = this.cursors.get(sessionId) ?? START;
+      const until = snap.journals.events;
+      // A log replaced since (another inode) is read again from its start, as readEvents would.
+      const start = from.ino !== 0 && from.ino !== until.ino ? START : from;
+      if (until.line <= start.line) return;
+      batch = this.o.rt.store.readEvents(sessionId, start, { maxLines: until.line - start.line });
     } catch (e) {
       this.cursors.delete(sessionId);
       if ((e as { code?: string }).code !== 'not_found') this.o.notice(`webhooks: cannot read session ${sessionId}: ${(e as Error).message}`, { session_id: sessionId });
@@ -146,7 +161,7 @@ export class WebhookDispatcher {
     }
     this.cursors.set(sessionId, batch.cursor);
     for (const line of batch.lines) {
-      if (line.kind !== 'event') continue;
+      if (line.kind !== 'event' || refused.has(line.line)) continue;
       for (const hook of this.hooks) {
         if (!(hook.events as readonly string[]).includes(line.event.type)) continue;
         if (Date.parse(line.event.created_at) < (this.fold.since.get(hook.name) ?? Infinity)) continue;
@@ -211,4 +226,12 @@ export class WebhookDispatcher {
     appendDeliveryJournal(this.o.rt.home, line);
     apply(this.fold, line);
   }
+}
+
+/** Lines of events.jsonl the fold refused: those not yet reported and those a session.error reported. */
+function refusedLines(s: SessionSnapshot): Set<number> {
+  const out = new Set<number>();
+  for (const r of s.rejected) if (r.file === 'events.jsonl') out.add(r.line);
+  for (const k of s.reported) if (k.startsWith('events.jsonl:')) out.add(Number(k.slice('events.jsonl:'.length)));
+  return out;
 }

@@ -13,6 +13,8 @@ export interface ListenerOptions {
   /** One line for the operator (stdout). */
   write: (line: string) => void;
   onAppend?: (sessionId: string) => void;
+  /** Runs happen in this process (server.ts ApiOptions.runsHere). */
+  runsHere?: boolean;
 }
 
 /** Thrown when the address or the key refuses the start; the message says what to do. */
@@ -29,7 +31,7 @@ export async function openApiListener(rt: Runtime, listen: string, o: ListenerOp
     throw new ListenRefused(`--listen ${listen} is not a loopback address: set OPENBOA_API_KEY (a key of your choosing) before serving beyond this machine`);
   }
   const key = loadOrCreateApiKey(rt.home, rt.deps.env);
-  const server = await startApiServer(rt, at, { apiKey: key.value, ...(o.onAppend ? { onAppend: o.onAppend } : {}) });
+  const server = await startApiServer(rt, at, { apiKey: key.value, ...(o.onAppend ? { onAppend: o.onAppend } : {}), ...(o.runsHere ? { runsHere: true } : {}) });
   if (key.source === 'created') o.write(`openboa: API key (made now, kept in ${key.file}; shown once): ${key.value}`);
   const from = key.source === 'env' ? 'OPENBOA_API_KEY' : key.file;
   o.write(`openboa: API listening on ${server.url} (key: ${from}; SDK: new Anthropic({ baseURL: "${server.url}", apiKey }))`);

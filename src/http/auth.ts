@@ -34,7 +34,7 @@ export function credentialOf(headers: Headers): string | null {
 }
 
 /** Whether the run a token names holds its session's lease now. */
-async function runIsLive(rt: Runtime, c: RunClaims): Promise<boolean> {
+export async function runIsLive(rt: Runtime, c: RunClaims): Promise<boolean> {
   if (!UUID_V7.test(c.sessionId)) return false;
   const p = rt.store.paths(c.sessionId);
   return readLeaseOwner(p)?.wake_id === c.runId && (await leaseHeld(p));

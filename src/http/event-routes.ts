@@ -3,12 +3,13 @@
  * stream (Server-Sent Events, stream-hub.ts), as client.beta.sessions.events
  * calls them.
  *
- * `event_deltas[]` is accepted and answered with whole events: the text of
- * a reply arrives as one agent.message when the model's reply is recorded,
- * not as event_start / event_delta previews (docs/http.md says why).
+ * With `event_deltas[]`, the stream also carries event_start / event_delta
+ * previews of a run in this process (stream-hub.ts); the response's
+ * `openboa-event-deltas` header says `served`, or `unavailable` where no
+ * run shares the server's process (docs/http.md).
  */
 import { Hono } from 'hono';
-import type { AuthEnv } from './auth.js';
+import { runIsLive, type AuthEnv } from './auth.js';
 import { appendEvents } from './event-append.js';
 import { listEvents } from './event-list.js';
 import { openSession } from './session-access.js';
@@ -36,10 +37,15 @@ export function eventRoutes({ rt, onAppend }: RouteDeps, hub: StreamHub): Hono<A
 
   app.get('/sessions/:id/events/stream', (c) => {
     const s = openSession(rt, c.get('principal'), c.req.param('id'));
-    queryOf(c, StreamQuery);
-    const body = hub.open(s.id, s.redactor, c.req.raw.signal);
+    const q = queryOf(c, StreamQuery);
+    const who = c.get('principal');
+    // A run's stream lasts as long as the run (its token is checked at each request only).
+    const run = who.kind === 'run' ? { run: { runId: who.claims.runId, live: () => runIsLive(rt, who.claims) } } : {};
+    const deltas = q['event_deltas[]'] ?? [];
+    const body = hub.open(s.id, s.redactor, c.req.raw.signal, { ...run, deltas });
     return new Response(body, {
       headers: {
+        ...(deltas.length ? { 'openboa-event-deltas': hub.servesDeltas ? 'served' : 'unavailable' } : {}),
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',

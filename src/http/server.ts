@@ -24,6 +24,7 @@ import { eventRoutes } from './event-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { definitionRoutes } from './definition-routes.js';
 import { StreamHub } from './stream-hub.js';
+import { previewHub } from '../core/run/preview-hub.js';
 import type { ListenAddress } from './listen-address.js';
 
 /** Largest request body, bytes: a message with a few images (base64) fits; a runaway client does not. */
@@ -37,6 +38,12 @@ export interface ApiOptions {
   maxBodyBytes?: number;
   /** Period of `: ping` on a stream, ms (default stream-hub.ts PING_MS). */
   pingMs?: number;
+  /**
+   * Runs happen in this process (a daemon beside the server, `openboa daemon
+   * --listen`): streams serve `event_deltas` previews of them. Default
+   * false (`openboa serve`): whole events only, and a stream that asks says so.
+   */
+  runsHere?: boolean;
 }
 
 export interface Api {
@@ -45,7 +52,7 @@ export interface Api {
 }
 
 export function createApi(rt: Runtime, o: ApiOptions): Api {
-  const hub = new StreamHub(rt.store, rt.deps.clock, o.pingMs);
+  const hub = new StreamHub(rt.store, rt.deps.clock, o.pingMs, o.runsHere ? previewHub : null);
   const deps = { rt, onAppend: o.onAppend ?? (() => {}) };
   const app = new Hono<AuthEnv>();
   const max = o.maxBodyBytes ?? MAX_BODY_BYTES;

@@ -8,6 +8,12 @@
  *
  * A session the caller may not see is answered exactly as one that does not
  * exist (404), so a run token learns nothing of other sessions.
+ *
+ * The folder check and the store's reads are separate path lookups, not one
+ * operation: a folder swapped for a symlink in between would be followed.
+ * Only a writer of sessions/ (the home's owner, never an agent: its sandbox
+ * sees its workspace only) can swap one; docs/http.md, Security, says why a
+ * handle-based store is not done.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -10,10 +10,10 @@ import { createSession } from '../core/ops/create-session.js';
 import { updateSession } from '../core/ops/session-ops.js';
 import { archiveSession, deleteSession } from '../core/ops/session-lifecycle.js';
 import type { Runtime } from '../core/run/run-context.js';
-import { ApiError } from './api-error.js';
 import type { AuthEnv } from './auth.js';
 import { appendEvents } from './event-append.js';
 import { listSessions } from './session-list.js';
+import { spawnFromRun } from './run-spawn.js';
 import { openSession, redactorOf } from './session-access.js';
 import { jsonBody, queryOf } from './validate.js';
 import { CreateSessionBody, ListSessionsQuery, UpdateSessionBody } from './wire-schemas.js';
@@ -31,8 +31,12 @@ export function sessionRoutes({ rt, onAppend }: RouteDeps): Hono<AuthEnv> {
 
   app.post('/sessions', async (c) => {
     const body = await jsonBody(c, CreateSessionBody);
-    if (c.get('principal').kind === 'run') {
-      throw new ApiError('permission_error', 'a run token cannot create sessions: spawn a child with the spawn_session tool, which applies the agent\'s delegation limits', false);
+    const who = c.get('principal');
+    if (who.kind === 'run') {
+      // A run spawns a child of its own session, under its delegation limits (run-spawn.ts); never a root session.
+      const child = spawnFromRun(rt, who.claims, body);
+      onAppend(child.id);
+      return c.json(wireSession(child, redactorOf(rt, child)));
     }
     const agent = typeof body.agent === 'string' ? body.agent : body.agent.id;
     let snap = createSession(store, {

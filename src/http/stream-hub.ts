@@ -21,11 +21,26 @@
  *   bytes: it is cut with an `event: error`) is dropped at once; the last
  *   one to go ends the subscription and its timer. Nothing is kept per
  *   session once no one streams it.
+ * - A run's client (a run token: `run` given to open()) is served only while
+ *   that run lasts: its stream ends after the event that ends the run
+ *   (session.status_idle, _rescheduled or _terminated written by the run),
+ *   and at once when `run.live()` says, just after the client attached, that
+ *   the run is over already (it ended between the request's check and the
+ *   attach, before the subscription's start).
+ * - Previews (`event_deltas`): a client that asks for them also gets, for
+ *   the types it named, `event_start` / `event_delta` messages of what a
+ *   run in this process is writing (core/run/preview-hub.ts, one watch per
+ *   session while some client of it asks), before the recorded event that
+ *   concludes them. A client gets deltas only of previews it saw start.
+ *   Previews are never in the log. A hub built without a PreviewHub (no
+ *   run shares the server's process) says so in a comment and streams
+ *   whole events.
  */
 import type { Clock } from '../core/foundation/clock.js';
 import type { Redactor } from '../core/foundation/redact.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import type { EventLines } from '../core/store/store-types.js';
+import type { PreviewHub, Preview } from '../core/run/preview-hub.js';
 import { apiErrorBodyOf } from './api-error.js';
 import { wireEvent } from './wire-objects.js';
 
@@ -34,28 +49,62 @@ export const PING_MS = 15_000;
 /** Bytes a client may leave unread before it is cut off (a stalled reader must not hold the server's memory). */
 export const MAX_BUFFERED = 8 * 1024 * 1024;
 
+/** Previews a client follows at once (a reply has a few text blocks; the rest are of replies that failed). */
+const MAX_OPEN_PREVIEWS = 64;
+
 const enc = new TextEncoder();
 
 interface Client {
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
+  /** A run's client: its stream ends with that run (see the contract above). */
+  runId?: string;
+  /** The types it wants previews of, and the previews it saw start and not yet concluded (event ids). */
+  deltas?: { types: ReadonlySet<string>; open: Set<string> };
 }
+
+export type DeltaType = 'agent.message' | 'agent.thinking';
+
+export interface OpenOptions {
+  /** A run's client: see RunBound. */
+  run?: RunBound;
+  /** `event_deltas[]`: the types to preview (none: whole events only). */
+  deltas?: readonly DeltaType[];
+}
+
+/** Who streams for a run: the run, and whether it still holds the session's lease. */
+export interface RunBound {
+  runId: string;
+  live(): Promise<boolean>;
+}
+
+/** The events that end a run (its last status). */
+const RUN_ENDS = new Set(['session.status_idle', 'session.status_rescheduled', 'session.status_terminated']);
 
 interface Feed {
   clients: Set<Client>;
   stop: AbortController;
   cancelPing: () => void;
+  /** Ends the watch of the session's previews; null while no client asks for them. */
+  unwatch: (() => void) | null;
 }
 
 export class StreamHub {
   private readonly feeds = new Map<string, Feed>();
   private readonly waiters: Array<{ clients: number; resolve: () => void }> = [];
 
+  /** `previews`: the process's PreviewHub when runs may share the server's process; null when none does (`openboa serve`). */
   constructor(
     private readonly store: SessionStore,
     private readonly clock: Clock,
     private readonly pingMs = PING_MS,
+    private readonly previews: PreviewHub | null = null,
   ) {}
+
+  /** Whether event_deltas are served (a run of this process can be previewed). */
+  get servesDeltas(): boolean {
+    return this.previews !== null;
+  }
 
   /** How many sessions are streamed now, and to how many clients (for tests and the benchmark). */
   get stats(): { sessions: number; clients: number } {
@@ -69,14 +118,17 @@ export class StreamHub {
    * attached before this returns (see "Only new events"); `signal` (the
    * request's) detaches it, as does the reader cancelling.
    */
-  open(id: string, redactor: Redactor, signal: AbortSignal): ReadableStream<Uint8Array> {
+  open(id: string, redactor: Redactor, signal: AbortSignal, o: OpenOptions = {}): ReadableStream<Uint8Array> {
+    const { run } = o;
+    const types = o.deltas?.length ? new Set<string>(o.deltas) : null;
     let client!: Client;
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
-          client = { controller, closed: false };
+          client = { controller, closed: false, ...(run ? { runId: run.runId } : {}), ...(types && this.previews ? { deltas: { types, open: new Set<string>() } } : {}) };
           // A comment first: the response has bytes to send at once, so its headers go now.
           controller.enqueue(enc.encode(': connected\n\n'));
+          if (types && !this.previews) controller.enqueue(enc.encode(': event_deltas not served: no run shares this server\'s process; whole events only\n\n'));
         },
         cancel: () => this.detach(id, client),
       },
@@ -85,6 +137,12 @@ export class StreamHub {
     this.attach(id, client, redactor);
     signal.addEventListener('abort', () => this.detach(id, client), { once: true });
     if (signal.aborted) this.detach(id, client);
+    if (run) {
+      void run.live().then(
+        (live) => live || this.end(id, client),
+        () => this.end(id, client),
+      );
+    }
     return stream;
   }
 
@@ -114,7 +172,7 @@ export class StreamHub {
     if (!feed) {
       const from = this.store.snapshot(id, { persist: false }).journals.events;
       const stop = new AbortController();
-      const made: Feed = { clients: new Set(), stop, cancelPing: () => {} };
+      const made: Feed = { clients: new Set(), stop, cancelPing: () => {}, unwatch: null };
       feed = made;
       this.feeds.set(id, made);
       this.armPing(id, made);
@@ -130,7 +188,34 @@ export class StreamHub {
         });
     }
     feed.clients.add(client);
+    if (client.deltas && this.previews && !feed.unwatch) {
+      const f = feed;
+      f.unwatch = this.previews.watch(id, (p) => this.preview(id, f, p));
+    }
     this.changed();
+  }
+
+  /** A preview to the clients that asked for its type; one encoding for all. */
+  private preview(id: string, f: Feed, p: Preview): void {
+    const msg =
+      p.kind === 'start'
+        ? `event: event_start\ndata: ${JSON.stringify({ type: 'event_start', event: { id: p.eventId, type: p.type } })}\n\n`
+        : `event: event_delta\ndata: ${JSON.stringify({ type: 'event_delta', event_id: p.eventId, delta: { type: 'content_delta', index: 0, content: { type: 'text', text: p.text } } })}\n\n`;
+    let bytes: Uint8Array | null = null;
+    for (const c of [...f.clients]) {
+      const d = c.deltas;
+      if (!d) continue;
+      if (p.kind === 'start') {
+        if (!d.types.has(p.type)) continue;
+        // agent.thinking previews are start-only: nothing follows to route.
+        if (p.type === 'agent.message') {
+          d.open.add(p.eventId);
+          // A preview whose reply failed is never concluded: the oldest go once there are this many.
+          if (d.open.size > MAX_OPEN_PREVIEWS) d.open.delete(d.open.values().next().value as string);
+        }
+      } else if (!d.open.has(p.eventId)) continue;
+      this.send(id, c, (bytes ??= enc.encode(msg)));
+    }
   }
 
   private armPing(id: string, f: Feed): void {
@@ -144,15 +229,21 @@ export class StreamHub {
 
   private broadcast(id: string, f: Feed, batch: EventLines, redactor: Redactor): void {
     let text = '';
+    let ended: Set<string> | null = null;
     for (const l of batch.lines) {
       if (l.kind !== 'event') continue;
       const e = wireEvent(l.event, undefined, redactor);
       text += `event: ${l.event.type}\ndata: ${JSON.stringify(e)}\n\n`;
+      if (RUN_ENDS.has(l.event.type) && 'wake_id' in l.event && typeof l.event.wake_id === 'string') (ended ??= new Set()).add(l.event.wake_id);
     }
     if (text === '') return;
     // One encoding for every client.
     const bytes = enc.encode(text);
-    for (const c of [...f.clients]) this.send(id, c, bytes);
+    for (const c of [...f.clients]) {
+      this.send(id, c, bytes);
+      if (c.deltas?.open.size) concluded(c.deltas.open, batch);
+      if (c.runId !== undefined && ended?.has(c.runId)) this.end(id, c);
+    }
   }
 
   private send(id: string, c: Client, bytes: Uint8Array): void {
@@ -186,6 +277,15 @@ export class StreamHub {
       f.cancelPing();
       f.stop.abort();
     }
+    if (f.unwatch && ![...f.clients].some((x) => x.deltas)) {
+      f.unwatch();
+      f.unwatch = null;
+    }
     this.changed();
   }
+}
+
+/** Drops from `open` the previews `batch` concludes (their recorded event). */
+function concluded(open: Set<string>, batch: EventLines): void {
+  for (const l of batch.lines) if (l.kind === 'event') open.delete(l.event.id);
 }

@@ -74,3 +74,20 @@ test('a tool use: its streamed JSON text parsed once; no deltas keep the input i
     { type: 'tool_use', id: 'toolu_3', name: 'bash', input: { [MALFORMED_ARGUMENTS]: '["ls"]' } },
   ]);
 });
+
+test('deltas are told with the place of their block in the reply (a skipped server block takes none), as they stream', () => {
+  const told: Array<{ kind: string; index: number; text: string }> = [];
+  const a = new MessageAssembler((d) => told.push(d));
+  a.add({ type: 'content_block_start', index: 0, content_block: { type: 'server_tool_use', id: 'srv' } as never });
+  a.add({ type: 'content_block_start', index: 1, content_block: { type: 'thinking', thinking: '' } });
+  a.add({ type: 'content_block_delta', index: 1, delta: { type: 'thinking_delta', thinking: 'hm' } });
+  a.add({ type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } });
+  a.add({ type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'he' } });
+  a.add({ type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'llo' } });
+  assert.deepEqual(told, [
+    { kind: 'thinking', index: 0, text: 'hm' },
+    { kind: 'text', index: 1, text: 'he' },
+    { kind: 'text', index: 1, text: 'llo' },
+  ]);
+  assert.deepEqual(a.reply().content.map((b) => b.type), ['thinking', 'text']);
+});

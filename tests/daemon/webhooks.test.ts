@@ -164,3 +164,34 @@ test('openboa.yaml: a bad webhook is refused naming the file, the line and the f
   fs.rmSync(path.join(b.h.root, 'openboa.yaml'));
   assert.deepEqual(loadHomeConfig(b.h.home), { webhooks: [] });
 });
+
+test('only events a run wrote are delivered: a session.status_idle appended by hand is not', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'done' }] });
+  const r = await receiver(t, []);
+  configure(b, r.url);
+  const d = dispatcher(b);
+  await d.start();
+  t.after(() => d.stop());
+  const sid = b.session('hello');
+  // A line written by hand, in the shape a run writes (a run id, a stop reason): the fold refuses it.
+  const forged = { id: 'sevt_forged', type: 'session.status_idle', created_at: new Date(b.deps.clock.now()).toISOString(), wake_id: 'wrun_00000000000000000000000000000001', stop_reason: { type: 'end_turn' }, stop_details: null };
+  fs.appendFileSync(b.store.paths(sid).events, `${JSON.stringify(forged)}\n`);
+  d.hint(sid);
+  await b.wake(sid);
+  d.hint(sid);
+  await r.nth(1);
+  await new Promise((resolve) => setImmediate(resolve)); // the hint's read
+  await d.idle();
+  const sent = r.got.map((g) => (JSON.parse(g.body) as { event: { id: string } }).event.id);
+  const real = b.events(sid).filter((e) => e.type === 'session.status_idle' && e.id !== 'sevt_forged').map((e) => e.id);
+  assert.equal(real.length, 1);
+  assert.deepEqual(sent, real, 'the run\'s idle only');
+  // The run reported the forged line (a session.error naming it): it stays undelivered after that too.
+  assert.ok(b.events(sid).some((e) => e.type === 'session.error' && (e as { line?: number }).line !== undefined));
+  const again = dispatcher(b);
+  fs.rmSync(path.join(b.h.root, 'webhooks/deliveries.jsonl'));
+  await again.start();
+  await again.idle();
+  again.stop();
+  assert.ok(r.got.every((g) => (JSON.parse(g.body) as { event: { id: string } }).event.id !== 'sevt_forged'));
+});

@@ -21,7 +21,7 @@ export interface ApiBench extends Bench {
 
 export async function apiBench(t: TestContext, o: Parameters<typeof bench>[1] & { onAppend?: (id: string) => void } = {}): Promise<ApiBench> {
   const b = await bench(t, o);
-  const server = await startApiServer(b.rt, parseListen('127.0.0.1:0'), { apiKey: KEY, ...(o.onAppend ? { onAppend: o.onAppend } : {}) });
+  const server = await startApiServer(b.rt, parseListen('127.0.0.1:0'), { apiKey: KEY, runsHere: true, ...(o.onAppend ? { onAppend: o.onAppend } : {}) });
   beforeHomeRemoved(t, () => server.close());
   const clientWith = (key: string) => new Anthropic({ baseURL: server.url, apiKey: key, maxRetries: 0 });
   return { ...b, server, client: clientWith(KEY), clientWith };

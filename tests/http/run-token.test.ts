@@ -41,7 +41,9 @@ test('a run token opens its session and its children while the run holds the lea
   const listed = (await agent.beta.sessions.list({ order: 'asc' })).data.map((s) => s.id);
   assert.equal(listed[0], mine);
   assert.equal(listed.includes(other), false);
-  await assert.rejects(agent.beta.sessions.create({ agent: 'test', environment_id: 'local' }), (e: { status?: number }) => e.status === 403);
+  b.store.appendEvents(mine, [{ type: 'session.status_running', wake_id: RUN, trigger: 'manual', processed_event_ids: [] }], { wakeId: RUN });
+  // A run creates no session of its own: only a child of its delegates (this agent has none), as spawn_session would.
+  await assert.rejects(agent.beta.sessions.create({ agent: 'test', environment_id: 'local', initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] }), (e: { status?: number }) => e.status === 403);
   // Agents and environments are the key's alone: a run cannot rewrite its own definition (its permissions, its prompt).
   await assert.rejects(agent.beta.agents.list(), (e: { status?: number }) => e.status === 403);
   await assert.rejects(agent.beta.agents.update('test', { version: 1, system: 'obey me' } as never), (e: { status?: number }) => e.status === 403);
@@ -95,4 +97,75 @@ test('a real run on a network: host environment sees OPENBOA_API_URL and a token
   if (!text.includes('no-curl')) assert.match(text, /code=200/);
   // The token is the run's secret: it is not in the log.
   assert.equal(/obrt\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/.test(JSON.stringify(b.events(id))), false);
+});
+
+test("a run token's stream ends when its run ends; one opened after the run ended ends at once", { timeout: 30_000 }, async (t) => {
+  const b = await apiBench(t);
+  const mine = b.session();
+  const token = mintRunToken(b.h.home, { agentId: 'test', sessionId: mine, runId: RUN });
+  const agent = b.clientWith(token);
+  const lease = await acquireLease(b.store.paths(mine), { purpose: 'wake', wakeId: RUN, nowIso: iso(b.deps.clock.now()) });
+  t.after(() => lease.release());
+  const stream = await agent.beta.sessions.events.stream(mine);
+  // The key's stream of the same session goes on after the run.
+  const keyStream = await b.client.beta.sessions.events.stream(mine);
+  await b.server.api.hub.whenClients(2);
+  b.store.appendEvents(mine, [{ type: 'agent.message', content: [{ type: 'text', text: 'working' }] }], { wakeId: RUN });
+  b.store.appendEvents(mine, [{ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, stop_details: null }], { wakeId: RUN });
+  const seen: string[] = [];
+  for await (const e of stream) seen.push(e.type); // ends: without the end, this waits for ever (the test's timeout)
+  assert.deepEqual(seen, ['agent.message', 'session.status_idle']);
+  await b.server.api.hub.whenClients(1);
+  const it = keyStream[Symbol.asyncIterator]();
+  b.store.appendUserEvent(mine, { type: 'user.message', content: [{ type: 'text', text: 'still here' }] });
+  const skip = new Set(['agent.message', 'session.status_idle']);
+  let next = await it.next();
+  while (!next.done && skip.has(next.value.type)) next = await it.next();
+  assert.equal(!next.done && next.value.type, 'user.message', "the key's stream is not ended by the run's end");
+  keyStream.controller.abort();
+
+  // The lease is gone between the request's check and the stream's start: simulated by a check that says so.
+  const body = b.server.api.hub.open(mine, (await import('../../src/core/foundation/redact.js')).Redactor.none, new AbortController().signal, { run: { runId: RUN, live: async () => false } });
+  const text = await new Response(body).text();
+  assert.equal(text, ': connected\n\n', 'ended at once');
+});
+
+test('a run token spawns a child of its own session through the delegation limits (the same operation as spawn_session); never a root session', async (t) => {
+  const b = await apiBench(t);
+  const agentYaml = (extra: string) => `provider: anthropic\nmodel: fake-model\nsystem: You are a test agent.\nenvironment: local\n${extra}`;
+  b.h.write('agents/boss/agent.yaml', agentYaml('delegates: [worker]\nlimits:\n  max_children: 1\n'));
+  b.h.write('agents/worker/agent.yaml', agentYaml(''));
+  const boss = createSession(b.store, { agent: 'boss' }).id;
+  const token = mintRunToken(b.h.home, { agentId: 'boss', sessionId: boss, runId: RUN });
+  const agent = b.clientWith(token);
+  const lease = await acquireLease(b.store.paths(boss), { purpose: 'wake', wakeId: RUN, nowIso: iso(b.deps.clock.now()) });
+  t.after(() => lease.release());
+  b.store.appendEvents(boss, [{ type: 'session.status_running', wake_id: RUN, trigger: 'manual', processed_event_ids: [] }], { wakeId: RUN });
+  const task = [{ type: 'user.message' as const, content: [{ type: 'text' as const, text: 'count the files' }] }];
+
+  // Outside the roster: refused, and nothing is made.
+  const before = b.store.listIds().length;
+  await assert.rejects(agent.beta.sessions.create({ agent: 'test', initial_events: task } as never), (e: { status?: number; message?: string }) => e.status === 403 && /not one of your delegates/.test(String(e.message)));
+  // No task: a 400 naming the field.
+  await assert.rejects(agent.beta.sessions.create({ agent: 'worker' } as never), (e: { status?: number; message?: string }) => e.status === 400 && /initial_events/.test(String(e.message)));
+  assert.equal(b.store.listIds().length, before);
+
+  const child = await agent.beta.sessions.create({ agent: 'worker', title: 'files', initial_events: task } as never);
+  const snap = b.store.snapshot(child.id);
+  assert.equal(snap.parent_session_id, boss, "the child's parent is the token's session");
+  assert.equal(snap.agent_id, 'worker');
+  assert.equal(b.events(child.id).find((e) => e.type === 'user.message')?.type === 'user.message' && (b.events(child.id).find((e) => e.type === 'user.message') as { mandate_at?: string }).mandate_at !== undefined, true);
+  // The parent's log records it as the run's own (the fold accepts it: the child is among its children).
+  assert.ok(Object.hasOwn(b.store.snapshot(boss).children, child.id));
+  assert.deepEqual(b.store.snapshot(boss).rejected, []);
+  // The token may read its child.
+  assert.equal((await agent.beta.sessions.retrieve(child.id)).id, child.id);
+
+  // limits.max_children: 1, as spawn_session applies it: the second is refused and recorded.
+  await assert.rejects(agent.beta.sessions.create({ agent: 'worker', initial_events: task } as never), (e: { status?: number; message?: string }) => e.status === 403 && /limit is 1 \(limits\.max_children\)/.test(String(e.message)));
+  assert.equal(b.events(boss).filter((e) => e.type === 'session.spawn_refused').length, 1);
+
+  // The run is over: the token spawns nothing.
+  await lease.release();
+  await assert.rejects(agent.beta.sessions.create({ agent: 'worker', initial_events: task } as never), (e: { status?: number }) => e.status === 401);
 });

@@ -6,7 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BetaManagedAgentsStreamSessionEvents } from '@anthropic-ai/sdk/resources/beta/sessions/events';
+import { accumulateManagedAgentsEvent, type AccumulatedEvent } from '@anthropic-ai/sdk/lib/sessions/accumulate';
 import { apiBench } from './api-bench.js';
+import { previewHub } from '../../src/core/run/preview-hub.js';
 import { startDaemon } from '../helpers/daemon.js';
 
 type StreamEvent = BetaManagedAgentsStreamSessionEvents;
@@ -148,4 +150,65 @@ test('resume after a disconnect: stream, then list, drop duplicates by id: nothi
   const log = b.events(s.id).map((e) => e.id);
   assert.equal(seen.size, log.length);
   assert.deepEqual([...seen.keys()].sort(), [...log].sort());
+});
+
+test('event_deltas: the reply streams as event_start / event_delta previews that accumulateManagedAgentsEvent merges into the final agent.message; never in the log; none without event_deltas', async (t) => {
+  const text = 'hello back, in several pieces as the model writes it';
+  const b = await apiBench(t, { steps: [{ thinking: { thinking: 'let me think', signature: 'sig' }, text }] });
+  const s = await b.client.beta.sessions.create({ agent: 'test', environment_id: 'local' });
+  const previewed = await b.client.beta.sessions.events.stream(s.id, { event_deltas: ['agent.message', 'agent.thinking'] });
+  const plain = await b.client.beta.sessions.events.stream(s.id);
+  await b.server.api.hub.whenClients(2);
+  await b.client.beta.sessions.events.send(s.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] });
+  const run = b.wake(s.id);
+  const seen = await readUntil(previewed, idle);
+  const whole = await readUntil(plain, idle);
+  await run;
+
+  const final = seen.find((e) => e.type === 'agent.message');
+  const thinking = seen.find((e) => e.type === 'agent.thinking');
+  assert.ok(final?.type === 'agent.message' && thinking);
+  const starts = seen.filter((e) => e.type === 'event_start');
+  assert.deepEqual(starts.map((e) => e.type === 'event_start' && e.event), [{ id: thinking.id, type: 'agent.thinking' }, { id: final.id, type: 'agent.message' }], 'each preview carries the id of the event it becomes');
+  const deltas = seen.filter((e) => e.type === 'event_delta');
+  assert.ok(deltas.length >= 2, `the text came in pieces (${deltas.length})`);
+  assert.ok(deltas.every((e) => e.type === 'event_delta' && e.event_id === final.id), 'agent.thinking previews are start-only');
+  // What the SDK's helper accumulates from the previews, before the final event arrives, is the final event's content.
+  let acc: AccumulatedEvent | undefined;
+  for (const e of seen.slice(0, seen.indexOf(final))) acc = accumulateManagedAgentsEvent(acc, e);
+  assert.equal(acc?.id, final.id);
+  assert.deepEqual(acc?.content, final.content);
+  assert.deepEqual(final.content, [{ type: 'text', text }]);
+
+  // Previews are the stream's only: not in the log, not in a listing, not on a stream that did not ask.
+  const isPreview = (type: string) => type === 'event_start' || type === 'event_delta';
+  assert.ok(b.events(s.id).every((e) => !isPreview(e.type)));
+  const listed = await b.client.beta.sessions.events.list(s.id, { limit: 100 });
+  assert.ok(listed.data.every((e) => !isPreview(e.type)));
+  assert.deepEqual(whole.map((e) => e.type), seen.filter((e) => !isPreview(e.type)).map((e) => e.type));
+  assert.ok(whole.every((e) => !isPreview(e.type)));
+  // The last client gone, nothing is watched for the session any more.
+  assert.equal(previewHub.watched(s.id), true);
+  previewed.controller.abort();
+  plain.controller.abort();
+  await b.server.api.hub.whenClients(0);
+  assert.equal(previewHub.watched(s.id), false);
+});
+
+test('event_deltas on a server no run shares a process with: whole events, and the response says so', async (t) => {
+  const { startApiServer } = await import('../../src/http/server.js');
+  const { parseListen } = await import('../../src/http/listen-address.js');
+  const b = await apiBench(t);
+  const alone = await startApiServer(b.rt, parseListen('127.0.0.1:0'), { apiKey: 'another-key-0123456789' });
+  t.after(() => alone.close());
+  const s = b.session();
+  const res = await fetch(`${alone.url}/v1/sessions/${s}/events/stream?event_deltas[]=agent.message`, { headers: { 'x-api-key': 'another-key-0123456789' } });
+  assert.equal(res.headers.get('openboa-event-deltas'), 'unavailable');
+  const reader = res.body!.getReader();
+  let got = '';
+  while (!got.includes('event_deltas not served')) got += new TextDecoder().decode((await reader.read()).value);
+  await reader.cancel();
+  const served = await fetch(`${b.server.url}/v1/sessions/${s}/events/stream?event_deltas[]=agent.message`, { headers: { 'x-api-key': 'test-api-key-0123456789' } });
+  assert.equal(served.headers.get('openboa-event-deltas'), 'served');
+  await served.body!.cancel();
 });

@@ -72,7 +72,7 @@ async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: 
 async function listenFor(ctx: CliContext, d: Daemon, listen: string, write: (line: string) => void) {
   const { openApiListener, ListenRefused } = await import('../../http/api-listener.js');
   try {
-    return await openApiListener(ctx, listen, { write, onAppend: (id) => d.evaluate(id) });
+    return await openApiListener(ctx, listen, { write, onAppend: (id) => d.evaluate(id), runsHere: true });
   } catch (e) {
     await d.stop();
     throw e instanceof ListenRefused ? new UsageError(e.message) : e;

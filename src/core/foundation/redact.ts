@@ -123,6 +123,28 @@ export class Redactor {
     return this.secrets.length > 0;
   }
 
+  /**
+   * How many of `text`'s last characters may still become part of a
+   * secret's run if `text` grows (a stream): the longest end of it that is
+   * a piece of some secret, ASCII case aside. A run that is cut by the end
+   * of `text` is such an end, so what comes before it is settled. 0 with no
+   * secrets. Cost: secrets × (longest secret)², for the streams that ask.
+   */
+  unsettledTail(text: string): number {
+    if (this.secrets.length === 0) return 0;
+    const end = folded(text.slice(-(this.secrets[0] as Secret).value.length));
+    let best = 0;
+    for (const { lower } of this.secrets) {
+      for (let h = Math.min(end.length, lower.length); h > best; h--) {
+        if (lower.includes(end.slice(end.length - h))) {
+          best = h;
+          break;
+        }
+      }
+    }
+    return best;
+  }
+
   /** The secret names (never the values), e.g. for runtime/vaults.json. */
   get names(): string[] {
     return this.secrets.map(({ mark }) => mark.slice('[REDACTED:'.length, -1));

@@ -10,7 +10,7 @@
  */
 import { classifyError, readReplyStream, streamCut, type ErrorDialect } from './classify-error.js';
 import { MessageAssembler } from './message-assembler.js';
-import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
+import { ModelError, type DeltaSink, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { thinkingParam } from './thinking.js';
 
 export interface AnthropicOptions {
@@ -44,7 +44,7 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
       );
       return r.input_tokens;
     },
-    async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    async complete(req: ModelRequest, signal: AbortSignal, onDelta?: DeltaSink): Promise<ModelResponse> {
       const apiKey = o.env.ANTHROPIC_API_KEY;
       const authToken = o.env.ANTHROPIC_AUTH_TOKEN;
       if (!apiKey && !authToken) {
@@ -76,7 +76,7 @@ export function anthropicProvider(o: AnthropicOptions): ModelProvider {
           },
           { signal },
         );
-        const reply = new MessageAssembler();
+        const reply = new MessageAssembler(onDelta);
         await readReplyStream(stream, (ev) => reply.add(ev), signal, sdk.default);
         if (!reply.ended) throw streamCut('it ended without message_stop');
         return reply.reply();

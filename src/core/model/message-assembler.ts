@@ -16,7 +16,7 @@
  */
 import type { ModelUsage } from '../schema/index.js';
 import { parseToolArguments } from '../tools/tool-arguments.js';
-import type { AssistantBlock, ModelResponse } from './provider.js';
+import type { AssistantBlock, DeltaSink, ModelResponse } from './provider.js';
 
 /** The fields of a stream event we read (RawMessageStreamEvent, loosely: a gateway may differ). */
 export interface MessageEventLike {
@@ -45,6 +45,11 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 export class MessageAssembler {
   private readonly parts = new Map<number, Part>();
+  /** Stream index → the block's place in reply()'s content (blocks we skip take none). */
+  private readonly places = new Map<number, number>();
+
+  /** `onDelta` hears text and thinking as their deltas arrive (provider.ts DeltaSink). */
+  constructor(private readonly onDelta?: DeltaSink) {}
   private stopReason: string | null = null;
   private stopDetails: ModelResponse['stop_details'] = null;
   private readonly usage: ModelUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
@@ -58,16 +63,27 @@ export class MessageAssembler {
         break;
       case 'content_block_start': {
         const part = partOf(ev.content_block);
-        if (part && typeof ev.index === 'number') this.parts.set(ev.index, part);
+        if (part && typeof ev.index === 'number') {
+          // Blocks start in index order, so the ones kept so far are the ones before this one in reply().
+          this.places.set(ev.index, this.parts.size);
+          this.parts.set(ev.index, part);
+          if (part.type === 'text' && part.text !== '') this.tell('text', ev.index, part.text);
+          else if (part.type === 'thinking' && part.thinking !== '') this.tell('thinking', ev.index, part.thinking);
+        }
         break;
       }
       case 'content_block_delta': {
         const p = typeof ev.index === 'number' ? this.parts.get(ev.index) : undefined;
         const d = ev.delta;
         if (!p || !d) break;
-        if (d.type === 'text_delta' && p.type === 'text') p.text += d.text ?? '';
-        else if (d.type === 'input_json_delta' && p.type === 'tool_use') p.json += d.partial_json ?? '';
-        else if (d.type === 'thinking_delta' && p.type === 'thinking') p.thinking += d.thinking ?? '';
+        if (d.type === 'text_delta' && p.type === 'text') {
+          p.text += d.text ?? '';
+          if (d.text) this.tell('text', ev.index as number, d.text);
+        } else if (d.type === 'input_json_delta' && p.type === 'tool_use') p.json += d.partial_json ?? '';
+        else if (d.type === 'thinking_delta' && p.type === 'thinking') {
+          p.thinking += d.thinking ?? '';
+          if (d.thinking) this.tell('thinking', ev.index as number, d.thinking);
+        }
         else if (d.type === 'signature_delta' && p.type === 'thinking') p.signature = d.signature ?? '';
         break;
       }
@@ -80,6 +96,12 @@ export class MessageAssembler {
         this.ended = true;
         break;
     }
+  }
+
+  private tell(kind: 'text' | 'thinking', streamIndex: number, text: string): void {
+    if (!this.onDelta) return;
+    const index = this.places.get(streamIndex);
+    if (index !== undefined) this.onDelta({ kind, index, text });
   }
 
   /** Usage counts are cumulative totals: one that is present replaces the one before. */

@@ -26,7 +26,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelUsage } from '../schema/index.js';
 import { malformedArguments, parseToolArguments } from '../tools/tool-arguments.js';
-import { ModelError, type AssistantBlock, type ModelRequest, type ModelResponse, type UserBlock } from './provider.js';
+import { ModelError, type AssistantBlock, type DeltaSink, type ModelRequest, type ModelResponse, type UserBlock } from './provider.js';
 
 /** The SDK's shapes, written out for the fields we send and read (the wire format is the contract, not the SDK's type names). */
 export type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
@@ -149,6 +149,9 @@ function tooLarge(what: string): ModelError {
  */
 export class ReplyAssembler {
   private text = '';
+
+  /** `onDelta` hears the reply's text as it arrives (provider.ts DeltaSink): the one text block, content[0]. */
+  constructor(private readonly onDelta?: DeltaSink) {}
   private readonly calls = new Map<number, { id: string; name: string; args: string }>();
   private chars = 0;
   finishReason: string | null = null;
@@ -159,8 +162,8 @@ export class ReplyAssembler {
     const choice = chunk.choices?.[0];
     if (!choice) return;
     const d = choice.delta;
-    if (d?.content) this.text += this.take(d.content);
-    if (d?.refusal) this.text += this.take(d.refusal);
+    if (d?.content) this.addText(d.content);
+    if (d?.refusal) this.addText(d.refusal);
     for (const t of d?.tool_calls ?? []) {
       const i = t.index ?? this.calls.size;
       const c = this.calls.get(i) ?? { id: '', name: '', args: '' };
@@ -172,6 +175,11 @@ export class ReplyAssembler {
       this.calls.set(i, c);
     }
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
+  }
+
+  private addText(piece: string): void {
+    this.text += this.take(piece);
+    this.onDelta?.({ kind: 'text', index: 0, text: piece });
   }
 
   /** Counts `piece` against MAX_REPLY_CHARS (before it is appended) and returns it. */

@@ -23,7 +23,7 @@
  */
 import { BaseUrl } from '../schema/provider-settings.js';
 import { classifyError, readReplyStream, streamCut, type ErrorDialect } from './classify-error.js';
-import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
+import { ModelError, type DeltaSink, type ModelProvider, type ModelRequest, type ModelResponse } from './provider.js';
 import { chatMessages, chatToolChoice, chatTools, reasoningEffort, ReplyAssembler, toolCallIds, type ChunkLike } from './openai-messages.js';
 
 export const OPENAI_API = 'https://api.openai.com/v1';
@@ -123,7 +123,7 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
   return {
     name: 'openai',
     secrets: endpoint.key ? { [endpoint.key.name]: endpoint.key.value } : {},
-    async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    async complete(req: ModelRequest, signal: AbortSignal, onDelta?: DeltaSink): Promise<ModelResponse> {
       // Retryable for the reason the anthropic provider gives: the process lacks the key, not the session.
       if (endpoint.problem) throw new ModelError({ message: endpoint.problem, errorType: 'model_request_failed_error', code: 'missing_api_key', retryable: true });
       const sdk = await loadSdk();
@@ -146,7 +146,7 @@ export function openaiProvider(o: OpenAIOptions): OpenAIProvider {
           },
           { signal },
         );
-        const reply = new ReplyAssembler();
+        const reply = new ReplyAssembler(onDelta);
         // The assembler's own bound (reply_too_large) is thrown from add(): leaving the loop aborts the stream.
         await readReplyStream(stream, (chunk) => reply.add(chunk as ChunkLike), signal, sdk.default);
         // Every Chat Completions stream ends its choice with a finish_reason; without one, the stream was cut.

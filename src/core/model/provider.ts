@@ -77,10 +77,34 @@ export class ModelError extends Error {
   }
 }
 
+/**
+ * A piece of a reply's text as the model produces it: `index` is the
+ * block's place in the response's `content` (the one complete() resolves
+ * with), `text` what was added to it (`kind` says which field: a text
+ * block's `text`, a thinking block's `thinking`).
+ */
+export interface ReplyDelta {
+  kind: 'text' | 'thinking';
+  index: number;
+  text: string;
+}
+
+/**
+ * Where complete() reports deltas. Called synchronously while the reply
+ * streams, in order; the pieces of one block, joined, are a prefix of its
+ * text in the response (best effort: a reply that fails has no response).
+ * Must not throw and should be quick (it runs on the stream's reads).
+ */
+export type DeltaSink = (d: ReplyDelta) => void;
+
 export interface ModelProvider {
   readonly name: string;
-  /** Must reject with ModelError (never anything else) on failure. */
-  complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse>;
+  /**
+   * Must reject with ModelError (never anything else) on failure.
+   * `onDelta`, when given, hears the reply's text as it streams (a provider
+   * that does not stream reports each block once, before resolving).
+   */
+  complete(req: ModelRequest, signal: AbortSignal, onDelta?: DeltaSink): Promise<ModelResponse>;
   /**
    * The input tokens of a request as the provider counts them, where it can
    * (the Messages API's count_tokens). Optional; may reject, and the caller

@@ -5,15 +5,16 @@
  * gets turns[N]; after the last turn, the fallback text. Tool calls in a turn
  * are real calls: the harness runs them like any model's. A rubric
  * grader's request is answered from `grades` by the evaluation's number.
+ * It does not stream: a delta sink hears each text block whole.
  */
 import type { Script } from '../schema/index.js';
-import type { AssistantBlock, ModelProvider, ModelRequest, ModelResponse } from './provider.js';
+import type { AssistantBlock, DeltaSink, ModelProvider, ModelRequest, ModelResponse } from './provider.js';
 import { ModelError } from './provider.js';
 
 export function scriptedProvider(script: Script): ModelProvider {
   return {
     name: 'scripted',
-    async complete(req: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    async complete(req: ModelRequest, signal: AbortSignal, onDelta?: DeltaSink): Promise<ModelResponse> {
       if (signal.aborted) throw new ModelError({ message: 'the model call was aborted', errorType: 'unknown_error', code: 'aborted', retryable: false, aborted: true });
       if (req.grading && req.tool_choice) {
         // A grader's request: the scripted grade for this evaluation, through the tool it is forced to call.
@@ -29,6 +30,8 @@ export function scriptedProvider(script: Script): ModelProvider {
         if (turn.text) content.push({ type: 'text', text: turn.text });
         turn.tool_calls.forEach((c, k) => content.push({ type: 'tool_use', id: `toolu_script_${n}_${k}`, name: c.name, input: c.input }));
       }
+      // Nothing streams here: each text block is told whole, once.
+      content.forEach((b, index) => b.type === 'text' && onDelta?.({ kind: 'text', index, text: b.text }));
       const usesTools = content.some((b) => b.type === 'tool_use');
       return {
         content,

@@ -5,6 +5,7 @@
  * capability adds its hook to the list defaultHooks() returns; the loop does
  * not change.
  */
+import { previewPublisher } from './preview-publisher.js';
 import { iso } from '../foundation/clock.js';
 import type { ModelProvider } from '../model/provider.js';
 import type { PendingWake } from '../schema/index.js';
@@ -145,7 +146,7 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), plan, correctionsFromDenials(), memory],
     afterClose: [childReport()],
     promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
-    observers: [],
+    observers: [previewPublisher()],
     services,
     gates: [bornInterrupted()],
   };

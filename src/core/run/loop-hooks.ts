@@ -10,7 +10,7 @@
  * a module-level map. After-turn and after-run hooks get the step's
  * snapshot rather than reading the store again.
  */
-import type { ModelError, ModelProvider, ModelRequest, ModelResponse } from '../model/provider.js';
+import type { ModelError, ModelProvider, ModelRequest, ModelResponse, ReplyDelta } from '../model/provider.js';
 import type { NewEvent, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import type { ToolOutput } from '../tools/tool.js';
 import type { ConversationView } from './conversation.js';
@@ -173,6 +173,16 @@ export interface Bound {
 export interface RunObserver {
   step?(ctx: RunContext, n: number): void;
   request?(ctx: RunContext, req: ModelRequest): void;
+  /**
+   * A piece of the reply's text as the model streams it (provider.ts
+   * ReplyDelta), between request() and reply(): `eventId` is the id the
+   * block's event (agent.message, agent.thinking) carries when the reply is
+   * recorded; a reply that fails, or a block recorded as nothing (empty
+   * text), has no such event. The text is the model's, not yet redacted: an
+   * observer that shows it redacts it (run/preview-publisher.ts). Only
+   * asked for when some observer has it: the loop passes no sink otherwise.
+   */
+  delta?(ctx: RunContext, d: ReplyDelta & { eventId: string }): void;
   reply?(ctx: RunContext, req: ModelRequest, outcome: { response: ModelResponse } | { error: ModelError }, ms: number): void;
   toolCall?(ctx: RunContext, use: SessionEvent, result: { text: string; isError: boolean } | null, ms: number): void;
 }

@@ -13,7 +13,7 @@
  *   afterTurn hooks → may end the run, or ask the model again; asked with
  *                     no turn when the rebuilt conversation has nothing
  *                     for the model (the turn was already over)
- *   observers       → see each step, request and tool call, and change nothing
+ *   observers       → see each step, request, reply text (as it streams) and tool call, and change nothing
  *
  * It ends when the model stops asking for tools, when a tool needs a person
  * (requires_action), or when a limit, an error or an abort ends it.
@@ -29,6 +29,7 @@ import { toolUseView } from '../kinds/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
 import { runTool } from './tool-policy.js';
+import { replyPreview, type ReplyPreview } from './reply-preview.js';
 import { modelRequestStart, requestSettings } from './model-choice.js';
 import { requestCost } from '../definitions/pricing.js';
 
@@ -133,9 +134,10 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
   journal.countRequest();
   observe(hooks, (o) => o.request?.(ctx, req));
   const asked = ctx.rt.deps.clock.now();
+  const preview = replyPreview(ctx, hooks);
   let res: ModelResponse;
   try {
-    res = await hooks.model.complete(req, ctx.control.signal);
+    res = await hooks.model.complete(req, ctx.control.signal, preview?.sink);
   } catch (e) {
     const err = e instanceof ModelError ? e : new ModelError({ message: (e as Error).message, errorType: 'unknown_error', code: 'unexpected', retryable: true });
     observe(hooks, (o) => o.reply?.(ctx, req, { error: err }, ctx.rt.deps.clock.now() - asked));
@@ -149,7 +151,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
   }
   observe(hooks, (o) => o.reply?.(ctx, req, { response: res }, ctx.rt.deps.clock.now() - asked));
   journal.addUsage(res.usage);
-  const written = journal.emit(replyEvents(hooks, res, startId, requestCost(ctx.agent.def, req.model, res.usage)));
+  const written = journal.emit(replyEvents(hooks, res, startId, requestCost(ctx.agent.def, req.model, res.usage), preview));
   const uses = written.filter(isToolUse).map((e) => e.id);
   if (res.stop_reason === 'refusal') {
     journal.toolErrors(uses, 'not run: the model refused');
@@ -163,13 +165,15 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
   return { written };
 }
 
-/** The events one model reply becomes, in block order, ending with the span's end. */
-function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string, cost: number): NewEvent[] {
+/** The events one model reply becomes, in block order, ending with the span's end; a previewed block keeps the id its preview promised. */
+function replyEvents(hooks: LoopHooks, res: ModelResponse, startId: string, cost: number, preview: ReplyPreview | null): NewEvent[] {
   const out: NewEvent[] = [];
-  for (const b of res.content) {
+  for (const [i, b] of res.content.entries()) {
+    const promised = preview?.idOf(i);
+    const id = promised === undefined ? {} : { id: promised };
     if (b.type === 'text') {
-      if (b.text !== '') out.push({ type: 'agent.message', content: [{ type: 'text', text: b.text }] });
-    } else if (b.type === 'thinking') out.push({ type: 'agent.thinking', thinking: b.thinking, signature: b.signature });
+      if (b.text !== '') out.push({ ...id, type: 'agent.message', content: [{ type: 'text', text: b.text }] });
+    } else if (b.type === 'thinking') out.push({ ...id, type: 'agent.thinking', thinking: b.thinking, signature: b.signature });
     else if (b.type === 'redacted_thinking') out.push({ type: 'agent.thinking', redacted_data: b.data });
     else {
       const c = hooks.tools.classify(b.name, b.input);

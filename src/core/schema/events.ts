@@ -362,8 +362,10 @@ export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
 
 /**
  * What a writer hands to the store: an event without its envelope. The store
- * assigns `id` and `created_at`.
+ * assigns `id` and `created_at`; `id` may come set when the writer promised
+ * it before the event was written (a reply's text previewed while the model
+ * streams it: run/reply-preview.ts), minted by the same Ids.
  */
 export type NewEvent = {
-  [T in EventType]: Omit<z.input<(typeof EVENT_SCHEMAS)[T]>, 'id' | 'created_at'>;
+  [T in EventType]: Omit<z.input<(typeof EVENT_SCHEMAS)[T]>, 'id' | 'created_at'> & { id?: string };
 }[EventType];

@@ -1,5 +1,6 @@
 /**
- * The envelope of an event the runtime writes: a fresh id, the time, the
+ * The envelope of an event the runtime writes: a fresh id (or the one the
+ * writer promised earlier), the time, the
  * run's id, then the payload (in that key order, for people reading the
  * log), validated against the event's schema before anything is written.
  */
@@ -9,9 +10,9 @@ import { EVENT_SCHEMAS, type NewEvent, type SessionEvent } from '../schema/index
 import { describeIssues } from './parse-line.js';
 
 export function stampEvent(deps: { ids: Ids; clock: Clock }, e: NewEvent, wakeId?: string): SessionEvent {
-  const { type, ...payload } = e;
+  const { type, id, ...payload } = e;
   const full = {
-    id: deps.ids.event(),
+    id: id ?? deps.ids.event(),
     type,
     created_at: iso(deps.clock.now()),
     ...(wakeId ? { wake_id: wakeId } : {}),

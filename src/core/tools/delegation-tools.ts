@@ -9,16 +9,9 @@
  *
  * What each writes, in this order, so a kill between two writes leaves
  * nothing a later run cannot read:
- *   spawn_session    the limits and interrupts checked (spawn-limits.ts) →
- *                    the child's folder (session.created with its parent,
- *                    depth and tree limits, one rename) → the interrupts
- *                    checked again (a child made as one landed is removed)
- *                    → the task as the child's user.message, stamped with
- *                    when this run opened (`mandate_at`) → in the parent's
- *                    log, through the run's journal, session.thread_created
- *                    + agent.thread_message_sent (one write) → the tool
- *                    result. A refusal for a limit or an interrupt is a
- *                    session.spawn_refused line, then the error result.
+ *   spawn_session    core/delegation/spawn-child.ts (the limits, the child,
+ *                    its task, the parent's records, in that order) → the
+ *                    tool result; a refusal is the error result.
  *   send_to_session  user.message to the child → agent.thread_message_sent.
  *   message_parent   agent.thread_message_received in the parent's log, keyed
  *                    `msg:<this tool use's id>` (the parent's fold takes a
@@ -30,10 +23,10 @@
  * Every message crosses from one session to another redacted with the
  * sender's secrets.
  */
-import { createSession } from '../ops/create-session.js';
 import { childrenOf } from '../views/children-view.js';
 import { rosterOf } from '../delegation/roster.js';
-import { interruptedSinceRun, spawnBounds, spawnRefusal, type SpawnRefusal } from '../delegation/spawn-limits.js';
+import { spawnChild } from '../delegation/spawn-child.js';
+import { interruptedSinceRun } from '../delegation/spawn-limits.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput, type AgentDefinition, type BuiltinToolName } from '../schema/index.js';
 import { fail, ok, type Tool, type ToolContext } from './tool.js';
 
@@ -63,13 +56,6 @@ function delegationContext(ctx: ToolContext, tool: string) {
   return { agent: ctx.agent, emit: ctx.emit, openedAt: ctx.runOpenedAt, me: ctx.store.snapshot(ctx.sessionId) };
 }
 
-/** A spawn refused for a limit or an interrupt: recorded in the log (session.spawn_refused, for `openboa status`), then the model's error result. */
-function refuse(emit: NonNullable<ToolContext['emit']>, agentName: string, r: SpawnRefusal) {
-  const message = `not spawned: ${r.why}`;
-  emit([{ type: 'session.spawn_refused', reason: r.reason, agent_name: agentName, message }]);
-  return fail(message);
-}
-
 /** Why nothing may be written to another session now (the run was stopped: interrupt, shutdown, lost lease), or null. */
 const stopped = (ctx: ToolContext) => (ctx.signal.aborted ? 'not done: this run was stopped first' : null);
 
@@ -91,39 +77,12 @@ export const spawnSessionTool: Tool<typeof SpawnSessionInput> = {
     'Hand work to a new child session of one of your delegate agents. It returns at once with the child\'s session id; the child works on its own, and when its run ends its last message comes back to you as a new message. The child sees only `message`, so say everything it needs.',
   input: SpawnSessionInput,
   async run(input, ctx) {
-    const { agent, emit, me, openedAt } = delegationContext(ctx, 'spawn_session');
+    const { agent, emit, openedAt } = delegationContext(ctx, 'spawn_session');
     const halt = stopped(ctx);
     if (halt) return fail(halt);
-    const roster = rosterOf(agent.id, agent.def);
-    const target = input.agent === 'self' ? agent.id : input.agent;
-    if (!roster.includes(target)) return fail(`not spawned: "${target}" is not one of your delegates (${roster.join(', ') || 'none'})`);
-    const bounds = spawnBounds(agent.def.limits, me);
-    const refusal = spawnRefusal(ctx.store, me, bounds, { runOpenedAt: openedAt, nowMs: ctx.clock.now(), maxChildren: agent.def.limits.max_children });
-    if (refusal) return refuse(emit, target, refusal);
-    let child;
-    try {
-      child = createSession(ctx.store, { agent: target, title: input.title, parentSessionId: ctx.sessionId, treeMaxDepth: bounds.maxDepth, treeMaxSessions: bounds.maxTreeSessions, treeMaxSpawnsPerMinute: bounds.maxSpawnsPerMinute });
-    } catch (e) {
-      return fail(`not spawned: ${(e as Error).message}`);
-    }
-    // An interrupt that landed while the child was made: the child has no task yet and nothing names it, so it is
-    // taken out again. One that lands after this look finds a task asked for before it: the child's run does none of it.
-    const late = interruptedSinceRun(ctx.store, ctx.store.snapshot(ctx.sessionId, { persist: false }), openedAt, ctx.clock.now());
-    if (late) {
-      try {
-        ctx.store.discardUnborn(child.id);
-      } catch {
-        // left in place, it is a session with no task: it never runs
-      }
-      return refuse(emit, target, { reason: 'interrupted', why: late });
-    }
-    const task = ctx.redactor.text(input.message);
-    ctx.store.appendUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: openedAt });
-    emit([
-      { type: 'session.thread_created', session_thread_id: child.id, agent_name: target, workflow_run_id: null, depth: child.depth, ...(input.title ? { title: input.title } : {}) },
-      { type: 'agent.thread_message_sent', to_session_thread_id: child.id, to_agent_name: target, content: text(task) },
-    ]);
-    return ok(`spawned session ${child.id} (agent ${target}, depth ${child.depth}). It works on its own; its report comes back to you as a message when its run ends. Follow up with send_to_session, look with list_sessions.`);
+    const r = spawnChild(ctx.store, { sessionId: ctx.sessionId, agent, runOpenedAt: openedAt, redactor: ctx.redactor, emit }, input, () => ctx.clock.now());
+    if (r.kind === 'refused') return fail(r.message);
+    return ok(`spawned session ${r.child.id} (agent ${r.agent}, depth ${r.child.depth}). It works on its own; its report comes back to you as a message when its run ends. Follow up with send_to_session, look with list_sessions.`);
   },
 };
 
