@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import { systemIds, type Ids } from './ids.js';
 import { builtinModels, type ModelRegistry } from '../model/registry.js';
 import type { SandboxFactory } from '../sandbox/sandbox.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 /**
  * This machine's sandbox, loaded with the first run that needs one: a
@@ -28,6 +29,8 @@ export interface Deps {
   models: ModelRegistry;
   /** Builds each run's sandbox (systemDeps: hostSandbox, the shell and files of this machine). */
   sandbox: SandboxFactory;
+  /** Where runs' spans and measurements go (docs/observability.md); absent: nowhere, at no cost. The daemon sets it when asked to. */
+  telemetry?: Telemetry;
 }
 
 /** The production ports: the system clock, UUIDv7 ids, Math.random, the built-in model providers and this machine's sandbox. */

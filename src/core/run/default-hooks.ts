@@ -29,6 +29,7 @@ import { relationsStartFile } from './relations-file.js';
 import { treeBudget } from './tree-budget.js';
 import { childReport } from './child-report.js';
 import type { RunContext } from './run-context.js';
+import { telemetryObservers } from '../telemetry/telemetry.js';
 
 /** Empty replies in a row that end the run. */
 export const EMPTY_STOP = 3;
@@ -140,7 +141,7 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
     afterClose: [childReport()],
     promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
-    observers: [],
+    observers: telemetryObservers(ctx.rt.deps.telemetry),
     services,
     gates: [bornInterrupted()],
   };

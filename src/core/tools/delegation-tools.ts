@@ -118,7 +118,7 @@ export const spawnSessionTool: Tool<typeof SpawnSessionInput> = {
       return refuse(emit, target, { reason: 'interrupted', why: late });
     }
     const task = ctx.redactor.text(input.message);
-    ctx.store.appendUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: openedAt });
+    ctx.store.appendUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: openedAt, ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) });
     emit([
       { type: 'session.thread_created', session_thread_id: child.id, agent_name: target, workflow_run_id: null, depth: child.depth, ...(input.title ? { title: input.title } : {}) },
       { type: 'agent.thread_message_sent', to_session_thread_id: child.id, to_agent_name: target, content: text(task) },
@@ -144,7 +144,7 @@ export const sendToSessionTool: Tool<typeof SendToSessionInput> = {
     const interrupted = interruptedSinceRun(ctx.store, me, openedAt, ctx.clock.now());
     if (interrupted) return fail(`not sent: ${interrupted}`);
     const msg = ctx.redactor.text(input.message);
-    ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt });
+    ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt, ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) });
     emit([{ type: 'agent.thread_message_sent', to_session_thread_id: input.session_id, to_agent_name: c.agent, content: text(msg) }]);
     return ok(`sent to ${input.session_id} (agent ${c.agent}); its report comes back to you when its run ends`);
   },
