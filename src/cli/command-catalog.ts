@@ -17,6 +17,7 @@ const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   fsync: { type: 'string', value: 'always|run|never', description: "when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default run)" },
   'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
   init: { type: 'boolean', description: 'make the folder a home first (as openboa init does) when it is not one' },
+  'metrics-listen': { type: 'string', value: 'HOST:PORT', description: 'serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464); traces go out when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/observability.md)' },
 };
 
 export const COMMANDS: CommandSpec[] = [

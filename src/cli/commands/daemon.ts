@@ -5,6 +5,8 @@ import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
 import { SessionStore } from '../../core/store/session-store.js';
 import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
+import { setupTelemetry, type TelemetrySetup } from '../../daemon/telemetry-setup.js';
+import { VERSION } from '../version.js';
 
 /** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
 /**
@@ -40,10 +42,22 @@ export async function runDaemon(ctx: CliContext, flags: Flags): Promise<number> 
 }
 
 async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void): Promise<number> {
+  const listen = typeof flags['metrics-listen'] === 'string' ? flags['metrics-listen'] : undefined;
+  let daemon: Daemon | null = null;
+  const tel = await setupTelemetry({ env: ctx.deps.env, store: ctx.store, clock: ctx.deps.clock, version: VERSION, ...(listen !== undefined ? { metricsListen: listen } : {}), poll: flags.poll === true, watchMode: () => daemon?.watchMode ?? 'native' });
+  try {
+    return await serveWith({ ...ctx, deps: tel.telemetry ? { ...ctx.deps, telemetry: tel.telemetry } : ctx.deps }, flags, concurrency, sweep, write, tel, (d) => (daemon = d));
+  } finally {
+    await tel.close();
+  }
+}
+
+async function serveWith(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void, tel: TelemetrySetup, made: (d: Daemon) => void): Promise<number> {
   const d = new Daemon(
     { home: ctx.home, store: ctx.store, deps: ctx.deps },
     { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },
   );
+  made(d);
   const caps = probeCapabilities();
   const { sessions } = await d.start();
   const banner = {
@@ -53,8 +67,10 @@ async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: 
     concurrency,
     sandbox: caps.bwrap ? 'bubblewrap' : caps.unshare ? 'unshare (network only)' : 'none available',
     pid: process.pid,
+    ...(tel.listener ? { metrics: `http://${tel.listener.host.includes(':') ? `[${tel.listener.host}]` : tel.listener.host}:${tel.listener.port}/metrics` } : {}),
+    ...(tel.tracesTo ? { traces: tel.tracesTo } : {}),
   };
-  write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_started', ...banner }) : `openboa daemon: ${sessions} session(s) in ${ctx.home.sessionsDir}, watching (${d.watchMode}), concurrency ${concurrency}, sandbox ${banner.sandbox}, pid ${process.pid}`);
+  write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_started', ...banner }) : `openboa daemon: ${sessions} session(s) in ${ctx.home.sessionsDir}, watching (${d.watchMode}), concurrency ${concurrency}, sandbox ${banner.sandbox}, pid ${process.pid}${banner.metrics ? `, metrics at ${banner.metrics}` : ''}${banner.traces ? ', traces exported over OTLP' : ''}`);
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) return resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
