@@ -27,6 +27,7 @@ import { mcpService } from '../mcp/mcp-service.js';
 import { outcomeStartFile } from './outcome-grading.js';
 import { relationsStartFile } from './relations-file.js';
 import { treeBudget } from './tree-budget.js';
+import { spendBudget } from './spend-budget.js';
 import { childReport } from './child-report.js';
 import type { RunContext } from './run-context.js';
 import { telemetryObservers } from '../telemetry/telemetry.js';
@@ -131,14 +132,15 @@ export function defaultServices(): RunService[] {
 export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[], services: readonly RunService[]): LoopHooks {
   const outcomes = gradeOutcomes(model);
   const memory = memoryRecorder();
+  const spend = spendBudget();
   return {
     model,
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
     steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
-    bounds: [treeBudget(), requestCap()],
+    bounds: [spend, treeBudget(), requestCap()],
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory],
-    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory],
+    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), correctionsFromDenials(), memory, spend],
     afterClose: [childReport()],
     promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
     observers: telemetryObservers(ctx.rt.deps.telemetry),
