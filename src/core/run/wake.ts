@@ -177,9 +177,10 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   const { ctx } = opened;
   const defaults = defaultHooks(ctx, defs.model, plan.wakes, services);
   const hooks = x.opts.hooks ? x.opts.hooks(defaults, ctx) : defaults;
+  // The observers see each batch first: a caller's onEvents that throws must not hide it from them.
   const onEvents = (events: readonly SessionEvent[]) => {
-    x.opts.onEvents?.(events);
     observe(hooks.observers, (o) => o.events?.(ctx, events));
+    x.opts.onEvents?.(events);
   };
   const journal = new RunJournal({ store, sessionId, runId, redactor: ctx.env.redactor, control: ctx.control, reported: x.reported, onEvents });
   observe(hooks.observers, (o) => o.runStart?.(ctx, plan));

@@ -145,7 +145,7 @@ export function runTracer(tracer: Tracer, o: { captureContent: boolean }): RunOb
       run.setAttributes({
         'openboa.run.outcome': outcome,
         'openboa.session.status': after.status,
-        // The run's own usage (its requests, its graders', its summaries'), not the session's.
+        // The run's own usage (its span.model_request_end events), not the session's.
         'gen_ai.usage.input_tokens': spent.input,
         'gen_ai.usage.output_tokens': spent.output,
         'gen_ai.usage.cache_read.input_tokens': spent.cacheRead,
