@@ -159,3 +159,27 @@ test('a collector that never answers slows no run, and its queue stays bounded: 
   await exp.shutdown(100);
   assert.ok(performance.now() - s0 < 10_000);
 });
+
+test('a confirmation a run takes in is an await_confirmation span, from the ask to the answer', async (t) => {
+  const rx = await startOtlpReceiver();
+  t.after(() => rx.close());
+  const { u, exp } = await traced(t, { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url }, {
+    agents: { unit: { tools: { write: { permission: 'always_ask' } } } },
+    replies: [{ tools: [{ name: 'write', input: { file_path: '/workspace/a.txt', content: 'x' } }] }, { text: 'written' }],
+  });
+  const id = u.newSession();
+  u.store.appendUserEvent(id, { type: 'user.message', content: [{ type: 'text', text: 'write it' }] });
+  assert.equal((await u.run(id)).stop_reason?.type, 'requires_action');
+  const use = u.events(id).find((e) => e.type === 'agent.tool_use')!;
+  await u.deps.clock.advance(90_000); // the person answers a minute and a half later
+  u.store.appendUserEvent(id, { type: 'user.tool_confirmation', tool_use_id: use.id, result: 'allow' });
+  await u.run(id);
+  await exp.shutdown();
+  const [wait, ...more] = byName(rx.spans, 'await_confirmation');
+  assert.equal(more.length, 0);
+  assert.equal(wait!.name, 'await_confirmation write');
+  assert.equal(wait!.endMs - wait!.startMs, 90_000);
+  assert.equal(wait!.attributes['openboa.confirmation.result'], 'allow');
+  const second = byName(rx.spans, 'invoke_agent').find((s) => s.spanId === wait!.parentSpanId);
+  assert.equal(second?.attributes['openboa.run.trigger'], 'event');
+});
