@@ -16,6 +16,7 @@ import { benchDelegation } from './delegation.js';
 import { benchSearch } from './search.js';
 import { benchRedact } from './redact.js';
 import { benchSpawnCheck } from './spawn-check.js';
+import { benchTelemetry } from './telemetry.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -30,11 +31,12 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   search: () => benchSearch(),
   redact: () => benchRedact(),
   'spawn-check': () => benchSpawnCheck(),
+  telemetry: () => benchTelemetry(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps). */
-const ON_REQUEST = new Set(['idle']);
+/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `telemetry` starts 12 daemons (3 paired rounds). */
+const ON_REQUEST = new Set(['idle', 'telemetry']);
 const names = wanted.length ? wanted : Object.keys(ALL).filter((n) => !ON_REQUEST.has(n));
 const raw: Record<string, unknown> = {};
 for (const n of names) {
