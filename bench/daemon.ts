@@ -28,10 +28,11 @@ interface Proc {
   stop(): Promise<void>;
 }
 
-export function startDaemon(root: string, args: string[] = []): Proc {
+/** `env`: more variables for the daemon (e.g. OTEL_* for the tracing bench), over this process's. */
+export function startDaemon(root: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Proc {
   // BENCH_NODE_ARGS: flags for the daemon's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its time goes.
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, CLI, '--home', root, 'daemon', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, CLI, '--home', root, 'daemon', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const lines: Array<Record<string, unknown>> = [];
   const waiters = new Set<() => void>();
   let buf = '';
@@ -87,12 +88,12 @@ export function statusRunningFor(b: BenchHome, id: string, eventId: string): num
   return null;
 }
 
-export async function appendLatency(samples: number) {
+export async function appendLatency(samples: number, o: { idle?: number; env?: NodeJS.ProcessEnv } = {}) {
   const b = benchHome();
   try {
-    manySessions(b, 1000);
+    manySessions(b, o.idle ?? 1000);
     const target = b.store.create({ agentId: 'fast', environmentId: 'local' }).id;
-    const d = startDaemon(b.root);
+    const d = startDaemon(b.root, [], o.env);
     await d.waitLine((l) => l.kind === 'daemon_started');
     await sleep(500); // let the watcher settle
     const lat: number[] = [];
@@ -107,7 +108,7 @@ export async function appendLatency(samples: number) {
       await sleep(10);
     }
     await d.stop();
-    return { samples: lat.length, p50_ms: median(lat), p99_ms: percentile(lat, 99), max_ms: Math.max(...lat), target: 'p50 < 10 ms, p99 < 50 ms', idle_sessions: 1000 };
+    return { samples: lat.length, p50_ms: median(lat), p99_ms: percentile(lat, 99), max_ms: Math.max(...lat), target: 'p50 < 10 ms, p99 < 50 ms', idle_sessions: o.idle ?? 1000 };
   } finally {
     b.cleanup();
   }
@@ -223,12 +224,12 @@ export async function idleFlat(sizes = [1000, 10_000], seconds = 60, sweepSecond
 }
 
 /** `args`: more daemon flags (e.g. --fsync never, to measure what syncing costs). */
-export async function throughput(n: number, concurrency: number, args: string[] = []) {
+export async function throughput(n: number, concurrency: number, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
   const b = benchHome();
   try {
     const ids = manySessions(b, n);
     for (const id of ids) fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"go"}\n');
-    const d = startDaemon(b.root, ['--concurrency', String(concurrency), ...args]);
+    const d = startDaemon(b.root, ['--concurrency', String(concurrency), ...args], env);
     const first = await d.waitLine((l) => l.kind === 'run_start');
     await d.waitLine(() => d.lines.filter((l) => l.kind === 'run_end').length >= n, 120_000);
     const ends = d.lines.filter((l) => l.kind === 'run_end');

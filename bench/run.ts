@@ -19,6 +19,7 @@ import { benchSpawnCheck } from './spawn-check.js';
 import { benchEgress } from './egress.js';
 import { benchStart } from './start.js';
 import { benchApi } from './api.js';
+import { benchTelemetry } from './telemetry.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -36,11 +37,12 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   egress: () => benchEgress(),
   start: () => benchStart(),
   api: () => benchApi(),
+  telemetry: () => benchTelemetry(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions. */
-const ON_REQUEST = new Set(['idle', 'start']);
+/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions; `telemetry` starts 12 daemons (3 paired rounds). */
+const ON_REQUEST = new Set(['idle', 'start', 'telemetry']);
 const names = wanted.length ? wanted : Object.keys(ALL).filter((n) => !ON_REQUEST.has(n));
 const raw: Record<string, unknown> = {};
 for (const n of names) {

@@ -8,7 +8,9 @@
 //
 // node-pty and better-sqlite3 are native; @anthropic-ai/sdk and openai are
 // large and loaded only by a run that calls the model: they stay outside,
-// imported from node_modules.
+// imported from node_modules. So do the trace SDK, its OTLP exporter and
+// prom-client: loaded only by a daemon asked for traces or metrics, and
+// bundled CommonJS behind a dynamic import loses its named exports.
 // The rest of dist/ (the library's entry, dist/index.js) is tsc's, unchanged.
 import { chmodSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -29,7 +31,7 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
-  external: ['node-pty', '@anthropic-ai/sdk', 'openai', 'better-sqlite3'],
+  external: ['node-pty', '@anthropic-ai/sdk', 'openai', 'better-sqlite3', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', 'prom-client'],
   // Bundled CommonJS packages (commander, proper-lockfile, ...) call require() for Node's own modules.
   banner: { js: "import { createRequire as __openboaCreateRequire } from 'node:module';\nconst require = __openboaCreateRequire(import.meta.url);" },
   logLevel: 'warning',

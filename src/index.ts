@@ -22,4 +22,6 @@ export { isFailure, type Sandbox, type SandboxFailure, type SandboxCode, type Ex
 export { hostSandbox, type HostSandboxOptions } from './core/sandbox/host-sandbox.js';
 export { MemorySandbox, type MemorySandboxOptions, type MemoryMount, type MemoryExec, type ExecAnswer } from './core/sandbox/memory-sandbox.js';
 export { lockHome, runningDaemon } from './daemon/home-lock.js';
+export { withTraceparent, parseTraceparent, formatTraceparent } from './core/telemetry/traceparent.js';
+export type { Telemetry, RunMetricsSink } from './core/telemetry/telemetry.js';
 export * from './core/schema/index.js';

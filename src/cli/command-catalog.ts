@@ -18,6 +18,7 @@ const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   'allow-multiple': { type: 'boolean', description: 'run even if another daemon runs on this home (several hosts sharing one home)' },
   init: { type: 'boolean', description: 'make the folder a home first (as openboa init does) when it is not one' },
   listen: { type: 'string', value: 'HOST:PORT', description: 'also serve the HTTP API here, in this process (as openboa serve does; docs/http.md)' },
+  'metrics-listen': { type: 'string', value: 'HOST:PORT', description: 'serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464); traces go out when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/observability.md)' },
 };
 
 export const COMMANDS: CommandSpec[] = [
@@ -265,9 +266,14 @@ export const COMMANDS: CommandSpec[] = [
     path: ['usage'],
     summary: 'tokens and cost (USD): of a session, of a session and its descendants (--tree), or of the whole home by agent',
     args: [{ name: 'id', required: false, description: 'the session id; default: every session of the home, summed by agent' }],
-    options: { tree: { type: 'boolean', description: 'the session and each of its descendants, nested' } },
+    options: {
+      tree: { type: 'boolean', description: 'the session and each of its descendants, nested' },
+      by: { type: 'string', value: 'KEYS', description: 'a breakdown by agent, model and/or day (comma-separated; UTC days), of the home or of the session and its descendants' },
+      since: { type: 'string', value: 'WHEN', description: 'the breakdown counts requests from then on: a date (2026-11-01, UTC), an ISO time, or a duration back (7d, 12h)' },
+      csv: { type: 'boolean', description: 'the breakdown as CSV' },
+    },
     details:
-      'Costs are recorded with each request at its model\'s price (agent.yaml pricing, else the default table); a child counts in its parent\'s tree as of its latest report. --json prints {session_id,agent_id,usage,tree_usage,...}; with --tree {usage,tree_usage,children:[...]} nested; with no id {agents:[{agent_id,sessions,usage}],total,unreadable}.',
+      'Costs are recorded with each request at its model\'s price (agent.yaml pricing, else the default table); a child counts in its parent\'s tree as of its latest report. --json prints {session_id,agent_id,usage,tree_usage,...}; with --tree {usage,tree_usage,children:[...]} nested; with no id {agents:[{agent_id,sessions,usage}],total,unreadable}. --by, --since or --csv print a breakdown by agent, model and day instead (--json: {scope,by,since,rows:[{agent_id,model,day,usage,unpriced_requests}],total,unpriced,unreadable}); a model with no price is named and its cost left unknown, never counted as $0.',
     load: () => import('./commands/usage.js'),
   },
   {

@@ -7,7 +7,7 @@
 import type { Runtime } from '../core/run/run-context.js';
 import { configuredKey, loadOrCreateApiKey } from './api-key.js';
 import { parseListen } from './listen-address.js';
-import { startApiServer, type RunningServer } from './server.js';
+import { startApiServer, type MetricsSource, type RunningServer } from './server.js';
 
 export interface ListenerOptions {
   /** One line for the operator (stdout). */
@@ -15,6 +15,8 @@ export interface ListenerOptions {
   onAppend?: (sessionId: string) => void;
   /** Runs happen in this process (server.ts ApiOptions.runsHere). */
   runsHere?: boolean;
+  /** The daemon's metrics, served at /metrics (server.ts ApiOptions.metrics). */
+  metrics?: MetricsSource;
 }
 
 /** Thrown when the address or the key refuses the start; the message says what to do. */
@@ -31,7 +33,7 @@ export async function openApiListener(rt: Runtime, listen: string, o: ListenerOp
     throw new ListenRefused(`--listen ${listen} is not a loopback address: set OPENBOA_API_KEY (a key of your choosing) before serving beyond this machine`);
   }
   const key = loadOrCreateApiKey(rt.home, rt.deps.env);
-  const server = await startApiServer(rt, at, { apiKey: key.value, ...(o.onAppend ? { onAppend: o.onAppend } : {}), ...(o.runsHere ? { runsHere: true } : {}) });
+  const server = await startApiServer(rt, at, { apiKey: key.value, ...(o.onAppend ? { onAppend: o.onAppend } : {}), ...(o.runsHere ? { runsHere: true } : {}), ...(o.metrics ? { metrics: o.metrics } : {}) });
   if (key.source === 'created') o.write(`openboa: API key (made now, kept in ${key.file}; shown once): ${key.value}`);
   const from = key.source === 'env' ? 'OPENBOA_API_KEY' : key.file;
   o.write(`openboa: API listening on ${server.url} (key: ${from}; SDK: new Anthropic({ baseURL: "${server.url}", apiKey }))`);

@@ -15,11 +15,16 @@ import type { SessionStore } from '../core/store/session-store.js';
 import type { SessionEvent } from '../core/schema/index.js';
 import { fromCoreError, ApiError, invalidRequest } from './api-error.js';
 import type { EventParams } from './wire-schemas.js';
+import { withTraceparent } from '../core/telemetry/traceparent.js';
 
-function appendOne(store: SessionStore, id: string, e: EventParams): SessionEvent {
+function appendOne(store: SessionStore, id: string, e: EventParams, traceparent: string | null): SessionEvent {
   switch (e.type) {
     case 'user.message':
-      return sendMessage(store, id, e.content);
+      {
+      // The request's traceparent header (W3C trace context): the run that takes the message in joins the caller's trace.
+      const tp = withTraceparent<{ type: string; traceparent?: string }>({ type: e.type }, traceparent).traceparent;
+      return sendMessage(store, id, e.content, tp ? { traceparent: tp } : {});
+    }
     case 'user.interrupt':
       return interruptSession(store, id, e.reason ?? undefined);
     case 'user.tool_confirmation':
@@ -40,11 +45,11 @@ function appendOne(store: SessionStore, id: string, e: EventParams): SessionEven
 }
 
 /** Appends the events in order (see the module comment); returns them as written. */
-export function appendEvents(store: SessionStore, id: string, events: readonly EventParams[]): SessionEvent[] {
+export function appendEvents(store: SessionStore, id: string, events: readonly EventParams[], traceparent: string | null = null): SessionEvent[] {
   const written: SessionEvent[] = [];
   events.forEach((e, i) => {
     try {
-      written.push(appendOne(store, id, e));
+      written.push(appendOne(store, id, e, traceparent));
     } catch (err) {
       if (!OpenboaError.is(err) || err.code !== 'invalid_input') throw err;
       const mapped = fromCoreError(err) as ApiError;

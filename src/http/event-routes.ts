@@ -25,7 +25,7 @@ export function eventRoutes({ rt, onAppend }: RouteDeps, hub: StreamHub): Hono<A
   app.post('/sessions/:id/events', async (c) => {
     const s = openSession(rt, c.get('principal'), c.req.param('id'));
     const body = await jsonBody(c, SendEventsBody);
-    const written = appendEvents(rt.store, s.id, body.events);
+    const written = appendEvents(rt.store, s.id, body.events, c.req.header('traceparent') ?? null);
     onAppend(s.id);
     return c.json({ data: written.map((e) => wireEvent(e, undefined, s.redactor)) });
   });

@@ -44,6 +44,13 @@ export interface ApiOptions {
    * false (`openboa serve`): whole events only, and a stream that asks says so.
    */
   runsHere?: boolean;
+  /** The daemon's metrics in this process (`daemon --listen`): served at /metrics to the key, in Prometheus text format. */
+  metrics?: MetricsSource;
+}
+
+/** What answers a scrape (daemon/metrics.ts DaemonMetrics). */
+export interface MetricsSource {
+  scrape(): Promise<{ contentType: string; body: string }>;
 }
 
 export interface Api {
@@ -80,6 +87,15 @@ export function createApi(rt: Runtime, o: ApiOptions): Api {
   app.route('/v1', sessionRoutes(deps));
   app.route('/v1', eventRoutes(deps, hub));
   app.route('/v1', definitionRoutes(rt));
+  // Prometheus scrapes with the key as a bearer token (scrape_config `authorization`); a run's token is refused.
+  const metrics = o.metrics;
+  if (metrics) {
+    app.get('/metrics', requireAuth(rt, o.apiKey), async (c) => {
+      if (c.get('principal').kind !== 'key') throw new ApiError('permission_error', 'metrics are for the key', false);
+      const { contentType, body } = await metrics.scrape();
+      return c.body(body, 200, { 'content-type': contentType });
+    });
+  }
   return { app, hub };
 }
 

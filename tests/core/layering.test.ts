@@ -36,7 +36,7 @@ test('only src/cli calls process.exit', () => {
  * defaultHooks()/defaultServices() (run/default-hooks.ts) and the event
  * kinds (kinds/index.ts).
  */
-test('the centre files import no capability module (outcomes, compaction, delegation, memory, learnings, MCP, search, egress)', () => {
+test('the centre files import no capability module (outcomes, compaction, delegation, memory, learnings, MCP, search, egress, telemetry)', () => {
   const centre = ['src/core/run/loop.ts', 'src/core/run/wake.ts', 'src/core/run/open-run.ts', 'src/core/run/conversation.ts', 'src/core/store/fold.ts'];
   const capability = [
     /outcome/,
@@ -61,6 +61,9 @@ test('the centre files import no capability module (outcomes, compaction, delega
     /\/search\//,
     /\/egress\//,
     /heartbeat/,
+    /\/telemetry\//,
+    /opentelemetry/,
+    /prom-client/,
   ];
   const offenders: string[] = [];
   for (const f of centre) {
@@ -71,5 +74,26 @@ test('the centre files import no capability module (outcomes, compaction, delega
       if (capability.some((re) => re.test(spec))) offenders.push(`${f} imports ${spec}`);
     }
   }
+  assert.deepEqual(offenders, []);
+});
+
+/**
+ * Telemetry (docs/observability.md): the core depends on @opentelemetry/api
+ * alone; the SDK, the exporter and prom-client are the daemon's, loaded only
+ * when asked for.
+ */
+test('src/core imports no OpenTelemetry package but the API, and no prom-client', () => {
+  const offenders = sources(path.join(REPO, 'src', 'core')).flatMap((f) => {
+    const text = fs.readFileSync(f, 'utf8');
+    return [...text.matchAll(/(?:from\s+|import\()\s*['"]((?:@opentelemetry\/[^'"]+)|prom-client)['"]/g)].map((m) => m[1]!).filter((spec) => spec !== '@opentelemetry/api').map((spec) => `${path.relative(REPO, f)} imports ${spec}`);
+  });
+  assert.deepEqual(offenders, []);
+});
+
+test('the daemon loads the trace SDK and exporter only by dynamic import (nothing is loaded while tracing is off)', () => {
+  const offenders = sources(path.join(REPO, 'src')).flatMap((f) => {
+    const text = fs.readFileSync(f, 'utf8');
+    return [...text.matchAll(/^import\s[^;]*?from\s+['"](@opentelemetry\/(?!api['"])[^'"]+)['"]/gms)].filter((m) => !/^import\s+type\s/.test(m[0])).map((m) => `${path.relative(REPO, f)} imports ${m[1]} statically`);
+  });
   assert.deepEqual(offenders, []);
 });

@@ -5,6 +5,8 @@ import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
 import { SessionStore } from '../../core/store/session-store.js';
 import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
+import { setupTelemetry, type TelemetrySetup } from '../../daemon/telemetry-setup.js';
+import { VERSION } from '../version.js';
 
 /** Runs the daemon in the foreground until SIGINT/SIGTERM; shared by `daemon` and `start`. */
 /**
@@ -40,14 +42,26 @@ export async function runDaemon(ctx: CliContext, flags: Flags): Promise<number> 
 }
 
 async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void): Promise<number> {
+  const listen = typeof flags['metrics-listen'] === 'string' ? flags['metrics-listen'] : undefined;
+  let daemon: Daemon | null = null;
+  const tel = await setupTelemetry({ env: ctx.deps.env, store: ctx.store, clock: ctx.deps.clock, version: VERSION, ...(listen !== undefined ? { metricsListen: listen } : {}), metricsForApi: typeof flags.listen === 'string', poll: flags.poll === true, watchMode: () => daemon?.watchMode ?? 'native' });
+  try {
+    return await serveWith({ ...ctx, deps: tel.telemetry ? { ...ctx.deps, telemetry: tel.telemetry } : ctx.deps }, flags, concurrency, sweep, write, tel, (d) => (daemon = d));
+  } finally {
+    await tel.close();
+  }
+}
+
+async function serveWith(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void, tel: TelemetrySetup, made: (d: Daemon) => void): Promise<number> {
   const d = new Daemon(
     { home: ctx.home, store: ctx.store, deps: ctx.deps },
     { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },
   );
+  made(d);
   const caps = probeCapabilities();
   const { sessions } = await d.start();
   // The HTTP API in this process (docs/http.md): what it appends is looked at by this daemon at once.
-  const api = typeof flags.listen === 'string' ? await listenFor(ctx, d, flags.listen, write) : null;
+  const api = typeof flags.listen === 'string' ? await listenFor(ctx, d, flags.listen, write, tel) : null;
   const banner = {
     home: ctx.home.root,
     sessions,
@@ -55,8 +69,10 @@ async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: 
     concurrency,
     sandbox: caps.bwrap ? 'bubblewrap' : caps.unshare ? 'unshare (network only)' : 'none available',
     pid: process.pid,
+    ...(tel.listener ? { metrics: `http://${tel.listener.host.includes(':') ? `[${tel.listener.host}]` : tel.listener.host}:${tel.listener.port}/metrics` } : {}),
+    ...(tel.tracesTo ? { traces: tel.tracesTo } : {}),
   };
-  write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_started', ...banner }) : `openboa daemon: ${sessions} session(s) in ${ctx.home.sessionsDir}, watching (${d.watchMode}), concurrency ${concurrency}, sandbox ${banner.sandbox}, pid ${process.pid}`);
+  write(ctx.json ? JSON.stringify({ at: new Date().toISOString(), kind: 'daemon_started', ...banner }) : `openboa daemon: ${sessions} session(s) in ${ctx.home.sessionsDir}, watching (${d.watchMode}), concurrency ${concurrency}, sandbox ${banner.sandbox}, pid ${process.pid}${banner.metrics ? `, metrics at ${banner.metrics}` : ''}${banner.traces ? ', traces exported over OTLP' : ''}`);
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) return resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -69,10 +85,10 @@ async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: 
 }
 
 /** The API beside the daemon (`--listen`); a refused address stops the daemon and is a usage error. */
-async function listenFor(ctx: CliContext, d: Daemon, listen: string, write: (line: string) => void) {
+async function listenFor(ctx: CliContext, d: Daemon, listen: string, write: (line: string) => void, tel: TelemetrySetup) {
   const { openApiListener, ListenRefused } = await import('../../http/api-listener.js');
   try {
-    return await openApiListener(ctx, listen, { write, onAppend: (id) => d.evaluate(id), runsHere: true });
+    return await openApiListener(ctx, listen, { write, onAppend: (id) => d.evaluate(id), runsHere: true, ...(tel.metrics ? { metrics: tel.metrics } : {}) });
   } catch (e) {
     await d.stop();
     throw e instanceof ListenRefused ? new UsageError(e.message) : e;

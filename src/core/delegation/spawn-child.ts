@@ -31,6 +31,8 @@ export interface SpawningParent {
   redactor: Redactor;
   /** Appends to the parent's log as its run (one write, with the run's wake_id). */
   emit: (events: readonly NewEvent[]) => SessionEvent[];
+  /** The parent run's trace context, when it is traced: the child's task carries it, so the child's run joins the trace. */
+  traceparent?: string;
 }
 
 export type SpawnResult =
@@ -73,7 +75,7 @@ export function spawnChild(store: SessionStore, parent: SpawningParent, input: S
     return refuse('interrupted', late);
   }
   const task = parent.redactor.text(input.message);
-  store.appendUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: runOpenedAt });
+  store.appendUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: runOpenedAt, ...(parent.traceparent ? { traceparent: parent.traceparent } : {}) });
   emit([
     { type: 'session.thread_created', session_thread_id: child.id, agent_name: target, workflow_run_id: null, depth: child.depth, ...(input.title ? { title: input.title } : {}) },
     { type: 'agent.thread_message_sent', to_session_thread_id: child.id, to_agent_name: target, content: text(task) },

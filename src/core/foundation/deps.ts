@@ -10,6 +10,7 @@ import { systemIds, type Ids } from './ids.js';
 import { builtinModels, type ModelRegistry } from '../model/registry.js';
 import type { SandboxFactory } from '../sandbox/sandbox.js';
 import { systemNetwork, type NetworkPort } from '../egress/network-port.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 /**
  * This machine's sandbox, loaded with the first run that needs one: a
@@ -33,6 +34,8 @@ export interface Deps {
   sandbox: SandboxFactory;
   /** How names are resolved for the egress proxy and web_fetch, and the daemon's own ports (egress/network-port.ts). */
   network: NetworkPort;
+  /** Where runs' spans and measurements go (docs/observability.md); absent: nowhere, at no cost. The daemon sets it when asked to. */
+  telemetry?: Telemetry;
 }
 
 /** The production ports: the system clock, UUIDv7 ids, Math.random, the built-in model providers and this machine's sandbox. */

@@ -30,9 +30,11 @@ import { egressService } from '../egress/egress-service.js';
 import { outcomeStartFile } from './outcome-grading.js';
 import { relationsStartFile } from './relations-file.js';
 import { treeBudget } from './tree-budget.js';
+import { spendBudget } from './spend-budget.js';
 import { childReport } from './child-report.js';
 import { apiAccess } from './api-access.js';
 import type { RunContext } from './run-context.js';
+import { telemetryObservers } from '../telemetry/telemetry.js';
 
 /** Empty replies in a row that end the run. */
 export const EMPTY_STOP = 3;
@@ -136,17 +138,18 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
   const outcomes = gradeOutcomes(model);
   const memory = memoryRecorder();
   const plan = planFile();
+  const spend = spendBudget();
   return {
     model,
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
     steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
-    bounds: [treeBudget(), requestCap()],
+    bounds: [spend, treeBudget(), requestCap()],
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory, plan],
-    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), plan, correctionsFromDenials(), memory],
+    afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), plan, correctionsFromDenials(), memory, spend],
     afterClose: [childReport()],
     promptSections: [instructionsSection, skillsSection, memorySection, learningsSection, runtimeSection],
-    observers: [previewPublisher()],
+    observers: [previewPublisher(), ...telemetryObservers(ctx.rt.deps.telemetry)],
     services,
     gates: [bornInterrupted()],
   };

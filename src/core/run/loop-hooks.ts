@@ -164,13 +164,28 @@ export interface Bound {
 }
 
 /**
- * Sees the run as it goes, without changing it (observers[]): each step,
- * each model request and how it ended, each tool call and its result. For
- * tracing and metrics. Must not throw (a throw is swallowed, and the run goes
- * on), must not write to the journal, and should be quick: it runs on the
+ * Sees the run as it goes, without changing it (observers[]): the run's
+ * start and end, every batch of events it writes, each step, each model
+ * request and how it ended, each tool call and its result. For tracing and
+ * metrics. Must not throw (a throw is swallowed, and the run goes on), must
+ * not write to the journal or the log, and should be quick: it runs on the
  * daemon's thread between the run's own steps.
+ *
+ * Order, for one run: runStart once, before the run's opening record is
+ * written; then events (the opening first) interleaved with step, request,
+ * reply and toolCall as they happen; runEnd once, last. A run whose
+ * definitions do not load has no hooks, and no observer sees it.
  */
 export interface RunObserver {
+  /** The run will do its work: `plan` is what it takes in (events, revisits), `ctx.window` has the log up to them. */
+  runStart?(ctx: RunContext, plan: RunPlan): void;
+  /**
+   * Each batch of events the run writes, as written (redacted, with ids and
+   * times), in log order: the opening, compactions, outcome evaluations,
+   * errors and retries, confirmations settled, children spawned, the ending.
+   * Not called once the run is silenced (it writes nothing then).
+   */
+  events?(ctx: RunContext, events: readonly SessionEvent[]): void;
   step?(ctx: RunContext, n: number): void;
   request?(ctx: RunContext, req: ModelRequest): void;
   /**
@@ -184,7 +199,27 @@ export interface RunObserver {
    */
   delta?(ctx: RunContext, d: ReplyDelta & { eventId: string }): void;
   reply?(ctx: RunContext, req: ModelRequest, outcome: { response: ModelResponse } | { error: ModelError }, ms: number): void;
+  /** Before a call that was allowed runs (not for denied, refused or asked ones); toolCall follows with its result. */
+  toolStart?(ctx: RunContext, use: SessionEvent): void;
   toolCall?(ctx: RunContext, use: SessionEvent, result: { text: string; isError: boolean } | null, ms: number): void;
+  /**
+   * The run is over: its ending is in the log (or was lost with the lease:
+   * `ending.kind` says so), the after-close hooks have run, and `after` is
+   * the session folded once more. Called once for every run runStart was,
+   * whatever happened in between (a run that threw has a rescheduled ending).
+   */
+  runEnd?(ctx: RunContext, ending: Ending, after: SessionSnapshot): void;
+}
+
+/** Tells each observer, in list order; a throw is the observer's, never the run's. */
+export function observe(observers: readonly RunObserver[], see: (o: RunObserver) => void): void {
+  for (const o of observers) {
+    try {
+      see(o);
+    } catch {
+      // an observer never changes the run
+    }
+  }
 }
 
 /**

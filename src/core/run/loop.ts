@@ -24,7 +24,7 @@
 import { iso } from '../foundation/clock.js';
 import { cacheReadShare, type NewEvent, type SessionEvent } from '../schema/index.js';
 import { ModelError, type ModelRequest, type ModelResponse } from '../model/provider.js';
-import type { LoopHooks, RunObserver, Turn, TurnVerdict } from './loop-hooks.js';
+import { observe, type LoopHooks, type Turn, type TurnVerdict } from './loop-hooks.js';
 import { toolUseView } from '../kinds/index.js';
 import type { RunJournal } from './journal.js';
 import type { Ending, RunContext } from './run-context.js';
@@ -58,7 +58,7 @@ export function endingForAbort(ctx: RunContext, journal: RunJournal): Ending | n
 export async function runLoop(ctx: RunContext, journal: RunJournal, hooks: LoopHooks): Promise<Ending> {
   let overWithoutTurn = 0;
   for (let n = 1; ; n++) {
-    observe(hooks, (o) => o.step?.(ctx, n));
+    observe(hooks.observers, (o) => o.step?.(ctx, n));
     // One fold per step: for steering, and for what the context reads.
     const snap = hooks.steering.poll(ctx, journal);
     const aborted = endingForAbort(ctx, journal);
@@ -116,23 +116,12 @@ function bounds(ctx: RunContext, journal: RunJournal, hooks: LoopHooks): Ending 
   return null;
 }
 
-/** Tells the observers; a throw is theirs, never the run's. */
-function observe(hooks: LoopHooks, see: (o: RunObserver) => void): void {
-  for (const o of hooks.observers) {
-    try {
-      see(o);
-    } catch {
-      // an observer never changes the run
-    }
-  }
-}
-
 /** One model request inside its span; the reply as written, or how the run ends. */
 async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: ModelRequest): Promise<{ written: SessionEvent[] } | { ending: Ending }> {
   const [start] = journal.emit([modelRequestStart(ctx, req)]);
   const startId = (start as SessionEvent | undefined)?.id ?? '';
   journal.countRequest();
-  observe(hooks, (o) => o.request?.(ctx, req));
+  observe(hooks.observers, (o) => o.request?.(ctx, req));
   const asked = ctx.rt.deps.clock.now();
   const preview = replyPreview(ctx, hooks);
   let res: ModelResponse;
@@ -140,7 +129,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
     res = await hooks.model.complete(req, ctx.control.signal, preview?.sink);
   } catch (e) {
     const err = e instanceof ModelError ? e : new ModelError({ message: (e as Error).message, errorType: 'unknown_error', code: 'unexpected', retryable: true });
-    observe(hooks, (o) => o.reply?.(ctx, req, { error: err }, ctx.rt.deps.clock.now() - asked));
+    observe(hooks.observers, (o) => o.reply?.(ctx, req, { error: err }, ctx.rt.deps.clock.now() - asked));
     journal.emit([{ type: 'span.model_request_end', model_request_start_id: startId, is_error: true, model_usage: NO_USAGE, cost_usd: 0 }]);
     const ab = endingForAbort(ctx, journal);
     if (ab) return { ending: ab };
@@ -149,7 +138,7 @@ async function ask(ctx: RunContext, journal: RunJournal, hooks: LoopHooks, req: 
     journal.error({ ...f, retry: 'terminal' });
     return { ending: { kind: 'idle', stop: { type: 'retries_exhausted' }, terminalError: true } };
   }
-  observe(hooks, (o) => o.reply?.(ctx, req, { response: res }, ctx.rt.deps.clock.now() - asked));
+  observe(hooks.observers, (o) => o.reply?.(ctx, req, { response: res }, ctx.rt.deps.clock.now() - asked));
   journal.addUsage(res.usage);
   const written = journal.emit(replyEvents(hooks, res, startId, requestCost(ctx.agent.def, req.model, res.usage), preview));
   const uses = written.filter(isToolUse).map((e) => e.id);
@@ -219,9 +208,10 @@ async function settleTurn(ctx: RunContext, journal: RunJournal, hooks: LoopHooks
       journal.toolErrors([e.id], decision.result);
     } else if (decision.kind === 'refuse') journal.toolErrors([e.id], decision.result);
     else {
+      observe(hooks.observers, (o) => o.toolStart?.(ctx, e));
       const started = ctx.rt.deps.clock.now();
       const result = await runTool(ctx, journal, e, hooks.tools.executor(e), decision.note);
-      observe(hooks, (o) => o.toolCall?.(ctx, e, result, ctx.rt.deps.clock.now() - started));
+      observe(hooks.observers, (o) => o.toolCall?.(ctx, e, result, ctx.rt.deps.clock.now() - started));
     }
   }
   if (halted) {

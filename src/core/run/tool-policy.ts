@@ -12,6 +12,7 @@ import type { CallDecision, ToolExecutor, ToolPolicy, ToolUseEvent } from './loo
 import type { RunJournal } from './journal.js';
 import type { SessionEvent } from '../schema/index.js';
 import type { RunContext } from './run-context.js';
+import { runTraceSlot } from '../telemetry/traceparent.js';
 
 /** An identical call this many times in one run gets a warning with its result... */
 export const REPEAT_WARN = 3;
@@ -116,6 +117,7 @@ const runBuiltin: ToolExecutor = (ctx, journal, e) => {
     agent: { id: ctx.agent.id, def: ctx.agent.def },
     emit: (events) => journal.emit(events),
     ...(journal.openedAt ? { runOpenedAt: journal.openedAt } : {}),
+    ...traceOf(ctx),
     // Up to this call: the calls of one reply are all written before the first runs.
     runUses: (name) => {
       let n = 0;
@@ -130,3 +132,9 @@ const runBuiltin: ToolExecutor = (ctx, journal, e) => {
     ...(use.name === 'web_fetch' ? { egress: egressAccess({ def: ctx.environment.def, mcpServers: ctx.agent.def.mcp_servers, network: ctx.rt.deps.network, runtimeDir: ctx.paths.runtime, redactor: ctx.env.redactor }) } : {}),
   });
 };
+
+/** The run's trace context for its tools, when it is traced. */
+function traceOf(ctx: RunContext): { traceparent?: string } {
+  const tp = ctx.state.get(runTraceSlot).traceparent;
+  return tp ? { traceparent: tp } : {};
+}

@@ -31,7 +31,7 @@ import { OpenboaError } from '../foundation/errors.js';
 import { Redactor } from '../foundation/redact.js';
 import { drainInbox } from '../store/inbox.js';
 import { INBOX_REPORT_CODE } from '../store/fold.js';
-import type { PendingWake, SessionSnapshot } from '../schema/index.js';
+import type { PendingWake, SessionEvent, SessionSnapshot } from '../schema/index.js';
 import { takenId } from '../store/wake-queue-fold.js';
 import { nextFiring } from '../schedule/recurrence.js';
 import { createdAtOf, planRun, type RunPlan } from './plan.js';
@@ -45,7 +45,7 @@ import { rescheduleAfter, rescheduledEvent, retryingError } from './failed-attem
 import { type Ending, type RunContext, type Runtime } from './run-context.js';
 import { RunControl } from './run-control.js';
 import { type WakeOptions, type WakeResult } from './wake-api.js';
-import type { LoopHooks } from './loop-hooks.js';
+import { observe, type LoopHooks } from './loop-hooks.js';
 import { usePromptSections } from './prompt-sections.js';
 
 export { MAX_WAKE_ATTEMPTS } from './default-hooks.js';
@@ -175,9 +175,15 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
   const services = defaultServices();
   const opened = await openRun(rt, { sessionId, runId, snap, plan, lease: x.lease, wakeReason: describeReason(plan, snap), opts: x.opts, defs, services });
   const { ctx } = opened;
-  const journal = new RunJournal({ store, sessionId, runId, redactor: ctx.env.redactor, control: ctx.control, reported: x.reported, ...(x.opts.onEvents ? { onEvents: x.opts.onEvents } : {}) });
   const defaults = defaultHooks(ctx, defs.model, plan.wakes, services);
   const hooks = x.opts.hooks ? x.opts.hooks(defaults, ctx) : defaults;
+  // The observers see each batch first: a caller's onEvents that throws must not hide it from them.
+  const onEvents = (events: readonly SessionEvent[]) => {
+    observe(hooks.observers, (o) => o.events?.(ctx, events));
+    x.opts.onEvents?.(events);
+  };
+  const journal = new RunJournal({ store, sessionId, runId, redactor: ctx.env.redactor, control: ctx.control, reported: x.reported, onEvents });
+  observe(hooks.observers, (o) => o.runStart?.(ctx, plan));
   const wakesScheduledBefore = new Set(snap.pending_wakes.map((w) => w.id));
   let ending: Ending;
   let runFailed: string | null = null;
@@ -217,6 +223,7 @@ async function execute(rt: Runtime, x: ExecInput): Promise<WakeResult> {
       }
     }
   }
+  observe(hooks.observers, (o) => o.runEnd?.(ctx, ending, after));
   ctx.window.refresh(after);
   ctx.files.eventFeed(ctx.window.recent);
   const res = x.result(after, {

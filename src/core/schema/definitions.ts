@@ -86,6 +86,12 @@ export const Limits = z
   max_tree_sessions: z.number().int().positive().max(MAX_TREE_SESSIONS_LIMIT, `expected at most ${MAX_TREE_SESSIONS_LIMIT} (an interrupt's cascade reads at most that many sessions)`).default(DEFAULT_MAX_TREE_SESSIONS),
   /** Children spawned in that tree in any 60 s (on the runtime's clock). */
   max_spawns_per_minute: z.number().int().nonnegative().default(DEFAULT_MAX_SPAWNS_PER_MINUTE),
+  /**
+   * What all of this agent's sessions may spend on model requests in one UTC
+   * day, in USD (run/spend-budget.ts); null = no budget. 80 % writes a
+   * warning, 100 % stops its runs until the next UTC day or a raised budget.
+   */
+  daily_budget_usd: z.number().positive().nullable().default(null),
 })
   .superRefine((l, ctx) => {
     // A reply as large as the window leaves the conversation nothing: every request would be refused, or cut to nothing.

@@ -48,6 +48,12 @@ export const UserMessage = event('user.message', {
    * time stops it (docs/delegation.md); absent: the line's created_at.
    */
   mandate_at: Timestamp.optional(),
+  /**
+   * Ours: the W3C trace context of whoever sent it (`00-<trace id>-<span id>-<flags>`).
+   * The run that takes it in joins that trace (docs/observability.md);
+   * a parent's run puts its own on a child's task, and the child's run links to it.
+   */
+  traceparent: z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, 'expected a W3C traceparent: 00-<32 hex>-<16 hex>-<2 hex>').optional(),
 });
 export const UserInterrupt = event('user.interrupt', { reason: z.string().nullish() });
 export const UserToolConfirmation = event('user.tool_confirmation', {

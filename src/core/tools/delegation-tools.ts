@@ -24,7 +24,6 @@
  * sender's secrets.
  */
 import { childrenOf } from '../views/children-view.js';
-import { rosterOf } from '../delegation/roster.js';
 import { spawnChild } from '../delegation/spawn-child.js';
 import { interruptedSinceRun } from '../delegation/spawn-limits.js';
 import { ListSessionsInput, MessageParentInput, SendToSessionInput, SpawnSessionInput, type AgentDefinition, type BuiltinToolName } from '../schema/index.js';
@@ -80,7 +79,7 @@ export const spawnSessionTool: Tool<typeof SpawnSessionInput> = {
     const { agent, emit, openedAt } = delegationContext(ctx, 'spawn_session');
     const halt = stopped(ctx);
     if (halt) return fail(halt);
-    const r = spawnChild(ctx.store, { sessionId: ctx.sessionId, agent, runOpenedAt: openedAt, redactor: ctx.redactor, emit }, input, () => ctx.clock.now());
+    const r = spawnChild(ctx.store, { sessionId: ctx.sessionId, agent, runOpenedAt: openedAt, redactor: ctx.redactor, emit, ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) }, input, () => ctx.clock.now());
     if (r.kind === 'refused') return fail(r.message);
     return ok(`spawned session ${r.child.id} (agent ${r.agent}, depth ${r.child.depth}). It works on its own; its report comes back to you as a message when its run ends. Follow up with send_to_session, look with list_sessions.`);
   },
@@ -103,7 +102,7 @@ export const sendToSessionTool: Tool<typeof SendToSessionInput> = {
     const interrupted = interruptedSinceRun(ctx.store, me, openedAt, ctx.clock.now());
     if (interrupted) return fail(`not sent: ${interrupted}`);
     const msg = ctx.redactor.text(input.message);
-    ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt });
+    ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt, ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) });
     emit([{ type: 'agent.thread_message_sent', to_session_thread_id: input.session_id, to_agent_name: c.agent, content: text(msg) }]);
     return ok(`sent to ${input.session_id} (agent ${c.agent}); its report comes back to you when its run ends`);
   },

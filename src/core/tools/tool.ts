@@ -38,6 +38,8 @@ export interface ToolContext {
    * session or one above it was interrupted after it (docs/delegation.md).
    */
   runOpenedAt?: string;
+  /** The run's trace context (telemetry/traceparent.ts), when it is traced: the delegation tools put it on a child's task. */
+  traceparent?: string;
   /** How many calls of this tool this run made so far, this one included (a per-run bound). */
   runUses?: (name: string) => number;
   /** The runtime's process environment (where `{secret: {env}}` values are read): read_session and search_sessions redact other sessions' secrets with it. */

@@ -13,6 +13,9 @@
 import fs from 'node:fs';
 import { DefinitionId, roundUsd, SESSION_FORMAT, Usage, type SessionSnapshot, type TreeUsage } from '../schema/index.js';
 import type { SessionStore } from '../store/session-store.js';
+import type { Home } from '../foundation/home.js';
+import { loadAgent } from '../definitions/definitions.js';
+import { priceOf } from '../definitions/pricing.js';
 
 export type UsageTotals = TreeUsage;
 
@@ -155,4 +158,129 @@ export function homeUsage(store: SessionStore): HomeUsage {
   }
   const agents = [...by.values()].sort((x, y) => y.usage.cost_usd - x.usage.cost_usd || x.agent_id.localeCompare(y.agent_id));
   return { agents, total, unreadable };
+}
+
+/** One row of a breakdown: an agent's requests to one model on one UTC day. */
+export interface UsageRow {
+  agent_id: string;
+  model: string;
+  /** The UTC day, YYYY-MM-DD, of the requests' ends. */
+  day: string;
+  usage: UsageTotals;
+  /**
+   * false when the model has no price (neither the agent's `pricing` nor the
+   * default table names it): its requests were recorded at cost 0, which is
+   * not what they cost. `usage.cost_usd` is then 0 and means "unknown".
+   */
+  priced: boolean;
+}
+
+export interface UsageBreakdown {
+  /** By day, then agent, then model. */
+  rows: UsageRow[];
+  /** Sessions whose logs could not be read. */
+  unreadable: Array<{ session_id: string; error: string }>;
+  /** The models with no price, named once. */
+  unpriced: string[];
+}
+
+/** Lines read at a time from a log: bounds the memory a long log takes. */
+const CHUNK = 5000;
+
+/**
+ * Every model request of the given sessions (the whole home by default; a
+ * session's tree: usageTreeIds), summed by agent, model and UTC day, from
+ * each request's span.model_request_end (its usage and recorded cost) and the
+ * model its span.model_request_start named. `sinceMs`: only requests that
+ * ended at or after it. Outcome graders' and summaries' requests count too
+ * (they are the session's). Reads every log whole, in chunks.
+ */
+export function usageBreakdown(store: SessionStore, o: { ids?: readonly string[]; sinceMs?: number } = {}): UsageBreakdown {
+  const priced = pricedIn(store.home);
+  const rows = new Map<string, UsageRow>();
+  const unreadable: UsageBreakdown['unreadable'] = [];
+  for (const id of o.ids ?? store.listIds()) {
+    try {
+      const agent = store.snapshot(id).agent_id;
+      const models = new Map<string, string>();
+      let cursor;
+      for (;;) {
+        const r = store.readEvents(id, cursor, { maxLines: CHUNK });
+        for (const l of r.lines) {
+          if (l.kind !== 'event') continue;
+          const e = l.event;
+          if (e.type === 'span.model_request_start') models.set(e.id, e.model ?? 'unknown');
+          if (e.type !== 'span.model_request_end') continue;
+          const at = Date.parse(e.created_at);
+          if (o.sinceMs !== undefined && at < o.sinceMs) continue;
+          const model = models.get(e.model_request_start_id) ?? 'unknown';
+          const day = e.created_at.slice(0, 10);
+          const key = `${day}\u0000${agent}\u0000${model}`;
+          let row = rows.get(key);
+          if (!row) rows.set(key, (row = { agent_id: agent, model, day, usage: zeroUsage(), priced: priced(agent, model) }));
+          addTotals(row.usage, { ...e.model_usage, model_requests: 1, cost_usd: e.cost_usd });
+        }
+        if (r.lines.length < CHUNK) break;
+        cursor = r.cursor;
+      }
+    } catch (e) {
+      unreadable.push({ session_id: id, error: (e as Error).message });
+    }
+  }
+  const sorted = [...rows.values()].sort((a, b) => a.day.localeCompare(b.day) || a.agent_id.localeCompare(b.agent_id) || a.model.localeCompare(b.model));
+  return { rows: sorted, unreadable, unpriced: [...new Set(sorted.filter((r) => !r.priced).map((r) => r.model))].sort() };
+}
+
+/** A session and every descendant usageTree reaches (the sessions a tree's breakdown reads). */
+export function usageTreeIds(store: SessionStore, id: string): string[] {
+  const out: string[] = [];
+  const walk = (n: UsageNode) => {
+    out.push(n.session_id);
+    n.children.forEach(walk);
+  };
+  walk(usageTree(store, id));
+  return out;
+}
+
+/** Whether an agent's model has a price now: its agent.yaml `pricing`, else the default table (an agent that does not load: the table alone). */
+function pricedIn(home: Home): (agentId: string, model: string) => boolean {
+  const pricing = new Map<string, Parameters<typeof priceOf>[0]>();
+  return (agentId, model) => {
+    if (!pricing.has(agentId)) {
+      try {
+        pricing.set(agentId, loadAgent(home, agentId).def.pricing);
+      } catch {
+        pricing.set(agentId, {});
+      }
+    }
+    return priceOf(pricing.get(agentId)!, model).source !== 'unknown';
+  };
+}
+
+export const USAGE_KEYS = ['agent', 'model', 'day'] as const;
+export type UsageKey = (typeof USAGE_KEYS)[number];
+
+/** A breakdown's rows summed over the keys not named; `unpriced_requests`: requests of a model with no price, whose cost is not in `usage.cost_usd`. */
+export interface UsageGroup {
+  agent_id?: string;
+  model?: string;
+  day?: string;
+  usage: UsageTotals;
+  unpriced_requests: number;
+}
+
+/** The rows grouped by `by` (in the order of USAGE_KEYS), in the rows' order. */
+export function groupUsage(rows: readonly UsageRow[], by: readonly UsageKey[]): UsageGroup[] {
+  const out = new Map<string, UsageGroup>();
+  for (const r of rows) {
+    const g: UsageGroup = { usage: zeroUsage(), unpriced_requests: 0 };
+    if (by.includes('agent')) g.agent_id = r.agent_id;
+    if (by.includes('model')) g.model = r.model;
+    if (by.includes('day')) g.day = r.day;
+    const key = JSON.stringify([g.agent_id, g.model, g.day]);
+    const into = out.get(key) ?? (out.set(key, g), g);
+    addTotals(into.usage, r.usage);
+    if (!r.priced) into.unpriced_requests += r.usage.model_requests;
+  }
+  return [...out.values()];
 }
