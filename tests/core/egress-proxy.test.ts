@@ -17,7 +17,7 @@ import { EnvironmentDefinition, EgressLine } from '../../src/core/schema/index.j
 import { ManualClock } from '../helpers/clock.js';
 import { tableNetwork } from '../helpers/deps.js';
 import { Redactor } from '../../src/core/foundation/redact.js';
-import { site } from '../helpers/web-site.js';
+import { rawSite, site } from '../helpers/web-site.js';
 
 function curl(args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
@@ -124,4 +124,17 @@ test('a client that never sends its request is closed on the injected clock', as
   await px.clock.advance(31_000);
   await closed;
   assert.equal(px.proxy.openConnections, 0);
+});
+
+test("an upstream's malformed status line is a 502 to the client, not an exception in the daemon", async (t) => {
+  // Node's parser takes a control character in the reason phrase and a status below 100; writing them on is what throws.
+  for (const statusLine of ['HTTP/1.1 200 O\x01K', 'HTTP/1.1 099 Odd']) {
+    const up = await rawSite(t, `${statusLine}\r\nContent-Length: 2\r\n\r\nok`);
+    const px = await proxy(t, { network: 'limited', allowed_hosts: [`up.test:${up.port}`, '127.0.0.1'] }, { 'up.test': '127.0.0.1' });
+    const r = await curl(['-i', '-x', px.url, `http://up.test:${up.port}/`]);
+    assert.match(r.out, /^HTTP\/1\.1 502 Bad Gateway/, JSON.stringify(statusLine));
+    assert.match(r.out, /could not reach up\.test:\d+ \(127\.0\.0\.1\): the upstream's answer cannot be passed on/);
+    await px.loggedLines(1);
+    assert.equal(px.lines()[0]?.allowed, true);
+  }
 });

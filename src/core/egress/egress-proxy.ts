@@ -87,8 +87,9 @@ export class EgressProxy {
     // Timeouts are ours, on the injected clock (the sweep): node's own are off.
     this.server = http.createServer({ maxHeaderSize: this.limits.maxHeaderBytes, requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 0, noDelay: true });
     this.server.on('connection', (s: net.Socket) => this.accept(s));
-    this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head));
-    this.server.on('request', (req, res) => void this.forward(req, res));
+    // A connection's handling never rejects into the daemon: what was not foreseen closes that connection only.
+    this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head).catch(() => socket.destroy()));
+    this.server.on('request', (req, res) => void this.forward(req, res).catch(() => res.destroy()));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
       const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
       const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
@@ -276,7 +277,17 @@ export class EgressProxy {
         const name = r.rawHeaders[i] as string;
         if (!HOP.has(name.toLowerCase())) out.push(name, r.rawHeaders[i + 1] as string);
       }
-      res.writeHead(r.statusCode ?? 502, r.statusMessage, out);
+      try {
+        res.writeHead(r.statusCode ?? 502, r.statusMessage, out);
+      } catch (e) {
+        // Node's client parser takes what its server side refuses to write (a status below 100, a control
+        // character in the reason phrase): the upstream's answer is refused, never thrown in the daemon.
+        const why = `the upstream's answer cannot be passed on (${(e as Error).message})`;
+        finish(why);
+        sendRefusal(res, 502, 'Bad Gateway', `could not reach ${dest.host}:${dest.port} (${dest.address}): ${why}`);
+        up.destroy();
+        return;
+      }
       r.pipe(res);
       r.on('end', () => finish(null));
       r.on('error', (e) => finish(e.message));
