@@ -5,6 +5,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -137,4 +138,27 @@ test("an upstream's malformed status line is a 502 to the client, not an excepti
     await px.loggedLines(1);
     assert.equal(px.lines()[0]?.allowed, true);
   }
+});
+
+test('a chunked body on a GET reaches the upstream as that body, not as a second request of its own (smuggling)', async (t) => {
+  const seen: Array<{ host: string | undefined; url: string | undefined; body: string }> = [];
+  const upstream = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push({ host: req.headers.host, url: req.url, body });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  t.after(() => upstream.close());
+  const port = (upstream.address() as net.AddressInfo).port;
+  const px = await proxy(t, { network: 'limited', allowed_hosts: [`allowed.test:${port}`, '127.0.0.1'] }, { 'allowed.test': '127.0.0.1' });
+  const smuggled = `GET /smuggled HTTP/1.1\r\nHost: unlisted.test:${port}\r\n\r\n`;
+  const s = net.connect(Number(new URL(px.url).port), '127.0.0.1');
+  s.on('error', () => {});
+  s.write(`GET http://allowed.test:${port}/first HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`);
+  await px.loggedLines(1);
+  s.destroy();
+  assert.deepEqual(seen, [{ host: `allowed.test:${port}`, url: '/first', body: smuggled }]);
 });

@@ -257,6 +257,10 @@ export class EgressProxy {
     }
     // The Host the upstream sees is the one that was checked.
     headers.push('Host', url.host, 'Connection', 'close');
+    // A body keeps its framing: without this header node's client writes a GET's chunked body unframed, and
+    // the upstream reads it as requests of its own (for any Host). The parser took only a coding ending in chunked.
+    const te = req.headers['transfer-encoding'];
+    if (te !== undefined) headers.push('Transfer-Encoding', te);
     const up = http.request({ host: dest.address, family: dest.family, port: dest.port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent: false });
     const cancel = this.o.clock.setTimer(this.limits.connectMs, () => up.destroy(new Error(`no connection within ${this.limits.connectMs / 1000} s`)));
     up.on('socket', (s: net.Socket) => {
