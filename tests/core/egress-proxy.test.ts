@@ -162,3 +162,19 @@ test('a chunked body on a GET reaches the upstream as that body, not as a second
   s.destroy();
   assert.deepEqual(seen, [{ host: `allowed.test:${port}`, url: '/first', body: smuggled }]);
 });
+
+test('a client trickling its request head a byte at a time is still closed when the head deadline passes (slowloris)', async (t) => {
+  const px = await proxy(t, { network: 'limited', allowed_hosts: ['allowed.test'] }, {});
+  const s = net.connect(Number(new URL(px.url).port), '127.0.0.1');
+  s.on('error', () => {});
+  await new Promise((r) => s.once('connect', r));
+  while (px.proxy.openConnections === 0) await new Promise((r) => setImmediate(r));
+  // A byte every 5 s of the clock: each one arrives well within the 30 s, the head never ends.
+  for (const byte of 'CONNECT a') {
+    await new Promise<void>((r) => s.write(byte, () => r()));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    await px.clock.advance(5_000);
+  }
+  assert.equal(px.proxy.openConnections, 0);
+  s.destroy();
+});

@@ -22,9 +22,10 @@
  * maxHeaderBytes, no obsolete line folding, no duplicate Content-Length.
  *
  * Bounds: the header block (16 KiB), connections open at once (256) and
- * requests in the run (10,000), and idleness on the injected clock: a
- * connection that has not sent its request within 30 s, or has moved no
- * byte either way for 5 min, is closed by one sweep timer.
+ * requests in the run (10,000), and time on the injected clock: a
+ * connection that has not sent a whole request head within 30 s of
+ * connecting (a byte now and then does not extend it), or once past its
+ * head has moved no byte either way for 5 min, is closed by one sweep timer.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -62,6 +63,8 @@ export const EGRESS_LIMITS: EgressLimits = {
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 interface Tracked {
+  /** When the connection was accepted: the head deadline counts from here, whatever bytes trickle in. */
+  opened: number;
   last: number;
   /** The request head has been read (the head deadline no longer applies). */
   started: boolean;
@@ -140,7 +143,7 @@ export class EgressProxy {
       s.destroy();
       return;
     }
-    const t: Tracked = { last: this.o.clock.now(), started: false };
+    const t: Tracked = { opened: this.o.clock.now(), last: this.o.clock.now(), started: false };
     this.open.set(s, t);
     s.on('data', () => {
       t.last = this.o.clock.now();
@@ -154,7 +157,10 @@ export class EgressProxy {
     const tick = () => {
       const now = this.o.clock.now();
       for (const [s, t] of this.open) {
-        if (now - t.last >= (t.started ? this.limits.idleMs : this.limits.headMs)) s.destroy();
+        if (t.started ? now - t.last >= this.limits.idleMs : now - t.opened >= this.limits.headMs) {
+          this.open.delete(s);
+          s.destroy();
+        }
       }
       this.stopSweep = this.o.clock.setTimer(every, tick);
     };
