@@ -4,6 +4,8 @@ import netModule from 'node:net';
 import type net from 'node:net';
 import type { TestContext } from 'node:test';
 
+const DEEP = 6000;
+
 /** A stand-in for a site on the internet: answers every request with its path. */
 export async function site(t: TestContext, body = 'hello from the site'): Promise<number> {
   const server = http.createServer((req, res) => {
@@ -13,6 +15,11 @@ export async function site(t: TestContext, body = 'hello from the site'): Promis
     }
     if (req.url === '/redirect-in') {
       res.writeHead(301, { Location: '/article' }).end();
+      return;
+    }
+    if (req.url === '/deep') {
+      // Nested deeper than turndown's recursion goes (it overflows its stack).
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end(`${'<div>'.repeat(DEEP)}x${'</div>'.repeat(DEEP)}`);
       return;
     }
     if (req.url === '/article') {
