@@ -24,6 +24,10 @@
  *  7. bomb     an agent that spawns copies of itself on every task: the
  *              tree limits stop it, and an interrupt of its root stops it
  *              while it grows (bench/chaos/spawn-bomb.ts)
+ *  8. egress   an attacker's traffic at a run's egress proxy and web_fetch:
+ *              DNS rebinding raced by many requests, request smuggling,
+ *              a hostile upstream, slowloris, a deeply nested page
+ *              (bench/chaos/egress.ts; in process, no daemon)
  *
  * It prints one JSON object per part, then a short summary, and exits 1 if
  * any invariant is violated (every figure under `invariants` must be 0).
@@ -41,9 +45,10 @@ import { searchScope } from './chaos/search-scope.js';
 import { secretsPart } from './chaos/secrets.js';
 import { memorySwap } from './chaos/memory-swap.js';
 import { spawnBomb } from './chaos/spawn-bomb.js';
+import { egressChaos } from './chaos/egress.js';
 
 const o = options({
-  parts: 'soak,writers,search,secrets,memory-swap,bomb,symlink',
+  parts: 'soak,writers,search,secrets,memory-swap,bomb,egress,symlink',
   seed: 1,
   // part 1
   sessions: 30,
@@ -82,6 +87,9 @@ const o = options({
   'bomb-fan-out': 4,
   'bomb-interrupt-at': 150,
   'bomb-chunk-delay-ms': 5,
+  // part 8
+  'egress-requests': 400,
+  'egress-slowloris': 50,
   keep: 0,
 });
 
@@ -91,7 +99,7 @@ if (!fs.existsSync(CLI)) {
 }
 
 const parts = String(o.parts).split(',').map((p) => p.trim()).filter(Boolean);
-const known = ['soak', 'writers', 'search', 'secrets', 'memory-swap', 'bomb', 'symlink'];
+const known = ['soak', 'writers', 'search', 'secrets', 'memory-swap', 'bomb', 'egress', 'symlink'];
 for (const p of parts) {
   if (!known.includes(p)) {
     console.error(`unknown part "${p}"; known: ${known.join(', ')}`);
@@ -147,6 +155,8 @@ try {
       r = await memorySwap({ swapSeconds: o['memory-swap-seconds'], replyBoundMs: o['memory-reply-bound-ms'], treeBoundMs: o['memory-tree-bound-ms'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else if (p === 'bomb') {
       r = await spawnBomb({ fanOut: o['bomb-fan-out'], concurrency: o.concurrency, interruptAt: o['bomb-interrupt-at'], chunkDelayMs: o['bomb-chunk-delay-ms'], settleTimeoutS: o['settle-timeout-s'], keep });
+    } else if (p === 'egress') {
+      r = await egressChaos({ seed: o.seed, requests: o['egress-requests'], slowloris: o['egress-slowloris'], keep });
     } else if (p === 'symlink') {
       r = await symlinkRace({ seed: o.seed, ops: o['symlink-ops'], opsPerReply: o['symlink-ops-per-reply'], settleTimeoutS: o['settle-timeout-s'], keep });
     } else {

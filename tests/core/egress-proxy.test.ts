@@ -5,6 +5,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +18,7 @@ import { EnvironmentDefinition, EgressLine } from '../../src/core/schema/index.j
 import { ManualClock } from '../helpers/clock.js';
 import { tableNetwork } from '../helpers/deps.js';
 import { Redactor } from '../../src/core/foundation/redact.js';
-import { site } from '../helpers/web-site.js';
+import { rawSite, site } from '../helpers/web-site.js';
 
 function curl(args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
@@ -124,4 +125,56 @@ test('a client that never sends its request is closed on the injected clock', as
   await px.clock.advance(31_000);
   await closed;
   assert.equal(px.proxy.openConnections, 0);
+});
+
+test("an upstream's malformed status line is a 502 to the client, not an exception in the daemon", async (t) => {
+  // Node's parser takes a control character in the reason phrase and a status below 100; writing them on is what throws.
+  for (const statusLine of ['HTTP/1.1 200 O\x01K', 'HTTP/1.1 099 Odd']) {
+    const up = await rawSite(t, `${statusLine}\r\nContent-Length: 2\r\n\r\nok`);
+    const px = await proxy(t, { network: 'limited', allowed_hosts: [`up.test:${up.port}`, '127.0.0.1'] }, { 'up.test': '127.0.0.1' });
+    const r = await curl(['-i', '-x', px.url, `http://up.test:${up.port}/`]);
+    assert.match(r.out, /^HTTP\/1\.1 502 Bad Gateway/, JSON.stringify(statusLine));
+    assert.match(r.out, /could not reach up\.test:\d+ \(127\.0\.0\.1\): the upstream's answer cannot be passed on/);
+    await px.loggedLines(1);
+    assert.equal(px.lines()[0]?.allowed, true);
+  }
+});
+
+test('a chunked body on a GET reaches the upstream as that body, not as a second request of its own (smuggling)', async (t) => {
+  const seen: Array<{ host: string | undefined; url: string | undefined; body: string }> = [];
+  const upstream = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push({ host: req.headers.host, url: req.url, body });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  t.after(() => upstream.close());
+  const port = (upstream.address() as net.AddressInfo).port;
+  const px = await proxy(t, { network: 'limited', allowed_hosts: [`allowed.test:${port}`, '127.0.0.1'] }, { 'allowed.test': '127.0.0.1' });
+  const smuggled = `GET /smuggled HTTP/1.1\r\nHost: unlisted.test:${port}\r\n\r\n`;
+  const s = net.connect(Number(new URL(px.url).port), '127.0.0.1');
+  s.on('error', () => {});
+  s.write(`GET http://allowed.test:${port}/first HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`);
+  await px.loggedLines(1);
+  s.destroy();
+  assert.deepEqual(seen, [{ host: `allowed.test:${port}`, url: '/first', body: smuggled }]);
+});
+
+test('a client trickling its request head a byte at a time is still closed when the head deadline passes (slowloris)', async (t) => {
+  const px = await proxy(t, { network: 'limited', allowed_hosts: ['allowed.test'] }, {});
+  const s = net.connect(Number(new URL(px.url).port), '127.0.0.1');
+  s.on('error', () => {});
+  await new Promise((r) => s.once('connect', r));
+  while (px.proxy.openConnections === 0) await new Promise((r) => setImmediate(r));
+  // A byte every 5 s of the clock: each one arrives well within the 30 s, the head never ends.
+  for (const byte of 'CONNECT a') {
+    await new Promise<void>((r) => s.write(byte, () => r()));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    await px.clock.advance(5_000);
+  }
+  assert.equal(px.proxy.openConnections, 0);
+  s.destroy();
 });

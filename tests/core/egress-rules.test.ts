@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AllowList, hostKey } from '../../src/core/egress/allow-list.js';
 import { addressProblem, specialRange } from '../../src/core/egress/address-rules.js';
+import { resolveDestination } from '../../src/core/egress/destination.js';
+import type { ResolvedAddress } from '../../src/core/egress/network-port.js';
 import { EnvironmentDefinition } from '../../src/core/schema/index.js';
 
 const list = (allowed_hosts: string[], extra: Record<string, unknown> = {}) => AllowList.of(EnvironmentDefinition.parse({ network: 'limited', allowed_hosts, ...extra }));
@@ -59,4 +61,22 @@ test('special addresses are refused unless listed exactly; mapped IPv6 forms too
   assert.equal(addressProblem('127.0.0.1', 8080, listed), null);
   assert.match(addressProblem('127.0.0.1', 4100, listed)!, /daemon's own ports/);
   assert.match(addressProblem('::ffff:127.0.0.1', 4100, listed)!, /daemon's own ports/);
+});
+
+test('a name with several addresses: the connection goes to one that passed, never to a refused one', async () => {
+  const rules = (addresses: string[]) => ({ allow: list(['multi.test']), ownPorts: new Set<number>(), resolve: async (): Promise<ResolvedAddress[]> => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })) });
+  const mixed = await resolveDestination('multi.test', 443, rules(['127.0.0.1', '169.254.169.254', '93.184.216.34']));
+  assert.deepEqual(mixed, { ok: true, host: 'multi.test', port: 443, address: '93.184.216.34', family: 4 });
+  const allPrivate = await resolveDestination('multi.test', 443, rules(['10.0.0.1', '::1']));
+  assert.equal(allPrivate.ok, false);
+  assert.match((allPrivate as { reason: string }).reason, /10\.0\.0\.1 is a private address.*; ::1 is a loopback address/);
+});
+
+test('an address with a zone id from the resolver is refused, not thrown', async () => {
+  // Node's isIP takes "fe80::1%eth0"; the URL parser that reads IPv6 addresses does not.
+  for (const address of ['fe80::1%lo', '2606:4700::1%eth0']) {
+    const d = await resolveDestination('scoped.test', 443, { allow: list(['scoped.test']), ownPorts: new Set<number>(), resolve: async () => [{ address, family: 6 as const }] });
+    assert.equal(d.ok, false, address);
+    assert.match((d as { reason: string }).reason, /has a zone id/);
+  }
 });

@@ -72,6 +72,15 @@ test('web_fetch: a body past the size cap is cut and said so; binary content is 
   const r = await webFetch(`http://docs.test:${port}/abc`, egress, { clock: new ManualClock(), signal: new AbortController().signal, limits: { maxBytes: 6 } });
   assert.ok(r.ok);
   assert.deepEqual([r.text, r.truncated, r.bytes], ['a long', true, 6]);
-  assert.equal(readable(Buffer.from([0, 1, 2]), 'image/png'), '(image/png content, 3 bytes: not text, not shown)');
-  assert.equal(readable(Buffer.from('{"a":1}'), 'application/json'), '{"a":1}');
+  const signal = new AbortController().signal;
+  assert.equal(await readable(Buffer.from([0, 1, 2]), 'image/png', signal), '(image/png content, 3 bytes: not text, not shown)');
+  assert.equal(await readable(Buffer.from('{"a":1}'), 'application/json', signal), '{"a":1}');
+});
+
+test('web_fetch: a page nested deeper than turndown can take comes back as its HTML, said so, not as an exception on the daemon thread', async (t) => {
+  const port = await site(t);
+  const egress = egressAccess({ def: EnvironmentDefinition.parse({ network: 'limited', allowed_hosts: [`docs.test:${port}`, '127.0.0.1'] }), mcpServers: [], network: tableNetwork({ 'docs.test': '127.0.0.1' }), runtimeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'web-fetch-')), redactor: Redactor.none });
+  const r = await webFetch(`http://docs.test:${port}/deep`, egress, { clock: new ManualClock(), signal: new AbortController().signal });
+  assert.ok(r.ok);
+  assert.match(r.text, /^\(this HTML could not be turned into Markdown: Maximum call stack size exceeded; it follows as it came\)\n\n<div><div>/);
 });

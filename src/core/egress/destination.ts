@@ -40,6 +40,11 @@ export async function resolveDestination(rawHost: string, port: number, rules: D
   const problems: string[] = [];
   for (const a of addresses) {
     if (!net.isIP(a.address)) continue;
+    // net.isIP takes "fe80::1%eth0"; a zone names an interface of this machine, never a destination on the internet.
+    if (a.address.includes('%')) {
+      problems.push(`${a.address} has a zone id`);
+      continue;
+    }
     const problem = addressProblem(a.address, port, rules);
     if (problem === null) return { ok: true, host, port, address: a.address, family: net.isIPv6(a.address) ? 6 : 4 };
     problems.push(problem);

@@ -22,9 +22,10 @@
  * maxHeaderBytes, no obsolete line folding, no duplicate Content-Length.
  *
  * Bounds: the header block (16 KiB), connections open at once (256) and
- * requests in the run (10,000), and idleness on the injected clock: a
- * connection that has not sent its request within 30 s, or has moved no
- * byte either way for 5 min, is closed by one sweep timer.
+ * requests in the run (10,000), and time on the injected clock: a
+ * connection that has not sent a whole request head within 30 s of
+ * connecting (a byte now and then does not extend it), or once past its
+ * head has moved no byte either way for 5 min, is closed by one sweep timer.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -62,6 +63,8 @@ export const EGRESS_LIMITS: EgressLimits = {
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 interface Tracked {
+  /** When the connection was accepted: the head deadline counts from here, whatever bytes trickle in. */
+  opened: number;
   last: number;
   /** The request head has been read (the head deadline no longer applies). */
   started: boolean;
@@ -87,8 +90,9 @@ export class EgressProxy {
     // Timeouts are ours, on the injected clock (the sweep): node's own are off.
     this.server = http.createServer({ maxHeaderSize: this.limits.maxHeaderBytes, requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 0, noDelay: true });
     this.server.on('connection', (s: net.Socket) => this.accept(s));
-    this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head));
-    this.server.on('request', (req, res) => void this.forward(req, res));
+    // A connection's handling never rejects into the daemon: what was not foreseen closes that connection only.
+    this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head).catch(() => socket.destroy()));
+    this.server.on('request', (req, res) => void this.forward(req, res).catch(() => res.destroy()));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
       const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
       const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
@@ -139,7 +143,7 @@ export class EgressProxy {
       s.destroy();
       return;
     }
-    const t: Tracked = { last: this.o.clock.now(), started: false };
+    const t: Tracked = { opened: this.o.clock.now(), last: this.o.clock.now(), started: false };
     this.open.set(s, t);
     s.on('data', () => {
       t.last = this.o.clock.now();
@@ -153,7 +157,10 @@ export class EgressProxy {
     const tick = () => {
       const now = this.o.clock.now();
       for (const [s, t] of this.open) {
-        if (now - t.last >= (t.started ? this.limits.idleMs : this.limits.headMs)) s.destroy();
+        if (t.started ? now - t.last >= this.limits.idleMs : now - t.opened >= this.limits.headMs) {
+          this.open.delete(s);
+          s.destroy();
+        }
       }
       this.stopSweep = this.o.clock.setTimer(every, tick);
     };
@@ -256,6 +263,10 @@ export class EgressProxy {
     }
     // The Host the upstream sees is the one that was checked.
     headers.push('Host', url.host, 'Connection', 'close');
+    // A body keeps its framing: without this header node's client writes a GET's chunked body unframed, and
+    // the upstream reads it as requests of its own (for any Host). The parser took only a coding ending in chunked.
+    const te = req.headers['transfer-encoding'];
+    if (te !== undefined) headers.push('Transfer-Encoding', te);
     const up = http.request({ host: dest.address, family: dest.family, port: dest.port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent: false });
     const cancel = this.o.clock.setTimer(this.limits.connectMs, () => up.destroy(new Error(`no connection within ${this.limits.connectMs / 1000} s`)));
     up.on('socket', (s: net.Socket) => {
@@ -276,7 +287,17 @@ export class EgressProxy {
         const name = r.rawHeaders[i] as string;
         if (!HOP.has(name.toLowerCase())) out.push(name, r.rawHeaders[i + 1] as string);
       }
-      res.writeHead(r.statusCode ?? 502, r.statusMessage, out);
+      try {
+        res.writeHead(r.statusCode ?? 502, r.statusMessage, out);
+      } catch (e) {
+        // Node's client parser takes what its server side refuses to write (a status below 100, a control
+        // character in the reason phrase): the upstream's answer is refused, never thrown in the daemon.
+        const why = `the upstream's answer cannot be passed on (${(e as Error).message})`;
+        finish(why);
+        sendRefusal(res, 502, 'Bad Gateway', `could not reach ${dest.host}:${dest.port} (${dest.address}): ${why}`);
+        up.destroy();
+        return;
+      }
       r.pipe(res);
       r.on('end', () => finish(null));
       r.on('error', (e) => finish(e.message));

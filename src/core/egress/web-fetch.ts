@@ -7,17 +7,20 @@
  * https still verifies the certificate against the name). Redirects are
  * followed by hand, each one checked again, at most MAX_REDIRECTS. The body
  * is read up to maxBytes and within timeoutMs (a timer of the injected
- * clock); HTML becomes Markdown (turndown), other text is given as it came.
+ * clock); HTML becomes Markdown (turndown, in a worker thread:
+ * html-markdown.ts) within the same time, other text is given as it came.
+ * A page turndown cannot convert (nested too deep, too slow) is given as its
+ * HTML, said so.
  * Every hop is a line of runtime/egress.jsonl (`via: web_fetch`).
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import TurndownService from 'turndown';
 import type { Clock } from '../foundation/clock.js';
 import { iso } from '../foundation/clock.js';
 import { resolveDestination } from './destination.js';
 import type { EgressAccess } from './egress-access.js';
+import { htmlToMarkdown } from './html-markdown.js';
 
 export interface WebFetchLimits {
   /** Bytes of body read at most; the rest is dropped (and said so). */
@@ -76,7 +79,7 @@ export async function webFetch(rawUrl: string, access: EgressAccess, o: { clock:
         status: got.res.statusCode ?? 0,
         statusText: got.res.statusMessage ?? '',
         contentType,
-        text: readable(got.body, contentType),
+        text: await readable(got.body, contentType, signal),
         truncated: got.truncated,
         bytes: got.body.length,
       };
@@ -132,10 +135,12 @@ function get(url: URL, address: string, family: 4 | 6, maxBytes: number, signal:
   });
 }
 
-let turndown: TurndownService | null = null;
-
-/** The body as text for the model: HTML as Markdown, other text as it came, anything else named only. */
-export function readable(body: Buffer, contentType: string): string {
+/**
+ * The body as text for the model: HTML as Markdown (or as it came, said so,
+ * when it cannot be converted before the signal aborts), other text as it
+ * came, anything else named only.
+ */
+export async function readable(body: Buffer, contentType: string, signal: AbortSignal): Promise<string> {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1] ?? 'utf-8';
   const textual = type === '' || type.startsWith('text/') || /[/+](json|xml|javascript|ecmascript|yaml)$/.test(type) || type === 'application/xhtml+xml';
@@ -147,9 +152,9 @@ export function readable(body: Buffer, contentType: string): string {
     text = new TextDecoder('utf-8').decode(body);
   }
   if (type !== 'text/html' && type !== 'application/xhtml+xml') return text;
-  if (!turndown) {
-    turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
-    turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed']);
+  try {
+    return await htmlToMarkdown(text, signal);
+  } catch (e) {
+    return `(this HTML could not be turned into Markdown: ${(e as Error)?.message ?? String(e)}; it follows as it came)\n\n${text}`;
   }
-  return turndown.turndown(text);
 }
