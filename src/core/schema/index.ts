@@ -23,3 +23,4 @@ export * from './definition-history.js';
 export * from './home-config.js';
 export * from './search.js';
 export * from './network.js';
+export * from './packages.js';
