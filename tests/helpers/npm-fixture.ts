@@ -26,8 +26,8 @@ export function packHello(t: TestContext): string {
 
 export interface TestRegistry {
   url: string;
-  /** Resolves when a request arrives while answers are held back. */
-  held: Promise<void>;
+  /** Resolves when `n` requests (in all) have arrived while answers are held back. */
+  held(n?: number): Promise<void>;
   /** Answers every held request and every later one. */
   release(): void;
 }
@@ -37,8 +37,8 @@ export async function helloRegistry(t: TestContext, tarball: string, o: { hold: 
   const tgz = fs.readFileSync(tarball);
   let holding = o.hold;
   const waiting: Array<() => void> = [];
-  let onHeld: () => void = () => {};
-  const held = new Promise<void>((r) => (onHeld = r));
+  let count = 0;
+  const watchers: Array<{ n: number; done: () => void }> = [];
   const server = http.createServer((req, res) => {
     const answer = () => {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,7 +49,8 @@ export async function helloRegistry(t: TestContext, tarball: string, o: { hold: 
     };
     if (!holding) return answer();
     waiting.push(answer);
-    onHeld();
+    count += 1;
+    for (const w of watchers.filter((x) => count >= x.n)) w.done();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => {
@@ -58,7 +59,7 @@ export async function helloRegistry(t: TestContext, tarball: string, o: { hold: 
   });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    held,
+    held: (n = 1) => new Promise<void>((done) => (count >= n ? done() : watchers.push({ n, done }))),
     release() {
       holding = false;
       for (const a of waiting.splice(0)) a();
