@@ -4,8 +4,8 @@
  * config says what the sandbox may reach; ours says `network: none | host`:
  * `{networking: {type: "unrestricted"}}` is `host`, and `limited` with no
  * allowed host, MCP servers or package managers is `none`. Anything
- * narrower (an allow-list of hosts) or broader (packages installed for the
- * session) has no equivalent here and is refused with the field named.
+ * narrower (an allow-list of hosts) or packages (read from the YAML's
+ * `packages`, written only there) is refused with the field named.
  * The sandbox, mounts, env and shell settings of the YAML are kept as they
  * are. A resource carries `version` as agents do (the hosted API has none
  * on environments), and an update may send it.
@@ -18,7 +18,7 @@ import { invalidField } from '../foundation/errors.js';
 import type { DefinitionState } from './definition-store.js';
 import { setOrDelete } from './agent-resource.js';
 
-const empty = z.array(z.string()).max(0, 'installing packages is not supported by openboa').nullish();
+const empty = z.array(z.string()).max(0, 'packages are set in environments/<id>.yaml (npm and apt), not through the API').nullish();
 const Networking = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('unrestricted') }),
   z.strictObject({
@@ -72,7 +72,7 @@ export function toEnvironment(s: DefinitionState): BetaEnvironment & { version: 
     config: {
       type: 'cloud',
       networking: def.network === 'host' ? { type: 'unrestricted' } : { type: 'limited', allowed_hosts: [], allow_mcp_servers: false, allow_package_managers: false },
-      packages: { type: 'packages', apt: [], cargo: [], gem: [], go: [], npm: [], pip: [] },
+      packages: { type: 'packages', apt: def.packages.apt, cargo: [], gem: [], go: [], npm: def.packages.npm, pip: [] },
     },
     metadata: s.metadata,
     version: s.version,

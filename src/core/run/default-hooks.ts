@@ -27,6 +27,7 @@ import { bornInterrupted } from './interrupt-from-above.js';
 import { reconcileHeartbeat } from './heartbeat.js';
 import { mcpService } from '../mcp/mcp-service.js';
 import { egressService } from '../egress/egress-service.js';
+import { packagesReady, packagesService } from '../packages/packages-service.js';
 import { outcomeStartFile } from './outcome-grading.js';
 import { relationsStartFile } from './relations-file.js';
 import { treeBudget } from './tree-budget.js';
@@ -126,14 +127,15 @@ export const defaultPreparers: readonly SessionPreparer[] = [reconcileHeartbeat]
 
 /**
  * The services of a run, fresh for each: MCP servers, the egress proxy of
- * a network: limited sandbox, the memory versions around the sandbox, and
- * the runtime/ files outcomes, delegation and the plan keep.
+ * a network: limited sandbox, the environment's packages, the memory
+ * versions around the sandbox, and the runtime/ files outcomes, delegation
+ * and the plan keep.
  */
 export function defaultServices(): RunService[] {
-  return [mcpService(), egressService(), memoryVersions(), outcomeStartFile(), relationsStartFile(), planStartFile(), apiAccess()];
+  return [mcpService(), egressService(), packagesService(), memoryVersions(), outcomeStartFile(), relationsStartFile(), planStartFile(), apiAccess()];
 }
 
-/** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards, outcomes. */
+/** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards (a failed package build first), outcomes. */
 export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: readonly PendingWake[], services: readonly RunService[]): LoopHooks {
   const outcomes = gradeOutcomes(model);
   const memory = memoryRecorder();
@@ -144,7 +146,7 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
     steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
-    bounds: [spend, treeBudget(), requestCap()],
+    bounds: [packagesReady(), spend, treeBudget(), requestCap()],
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory, plan],
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), plan, correctionsFromDenials(), memory, spend],
     afterClose: [childReport()],

@@ -16,6 +16,7 @@ import { ProviderSettingsFields, providerSettingsIssues } from './provider-setti
 import { MCP_TOOL_PREFIX, McpServers } from './mcp.js';
 import { HeartbeatSettings } from './recurrence.js';
 import { AllowedHost, NetworkPosture } from './network.js';
+import { EnvironmentPackages } from './packages.js';
 
 /** Built-in tools every agent has unless disabled (names as Managed Agents' toolset, plus our own). */
 export const BUILTIN_TOOL_NAMES = [
@@ -170,6 +171,8 @@ export const EnvironmentDefinition = z.strictObject({
   /** network: limited only. Adds the hosts of the agent's HTTP MCP servers. */
   allow_mcp_servers: z.boolean().default(false),
   mounts: z.array(Mount).default([]),
+  /** npm and apt packages, installed once per environment version into a cache mounted read-only at /opt/openboa/packages (docs/sandbox.md, "Packages"). */
+  packages: EnvironmentPackages.default({ npm: [], apt: [] }),
   env: z
     .record(z.string().regex(ENV_NAME, 'expected an environment variable name'), EnvValue)
     .default({}),

@@ -24,3 +24,4 @@ export * from './home-config.js';
 export * from './search.js';
 export * from './network.js';
 export * from './api.js';
+export * from './packages.js';
