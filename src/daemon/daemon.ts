@@ -29,11 +29,8 @@ import PQueue from 'p-queue';
 import { iso } from '../core/foundation/clock.js';
 import { OpenboaError } from '../core/foundation/errors.js';
 import { LEASE_STALE_MS } from '../core/foundation/lease.js';
-import { wake } from '../core/run/wake.js';
 import { reportToParent } from '../core/run/child-report.js';
 
-/** Seconds of waiting a session with children's reports to read is credited with in the run queue. */
-const REPORT_HEAD_START_S = 300;
 /** How long the start scan holds the thread at a time, ms, before it gives way to runs found meanwhile and to hints. */
 const SCAN_SLICE_MS = 8;
 import { planRun, nextDueMs } from '../core/run/plan.js';
@@ -45,8 +42,8 @@ import { DueScheduler } from './due-scheduler.js';
 import { SessionWatcher } from './session-watcher.js';
 import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
-import { endActivation, recordActivation } from './activations.js';
-import { recordFailedWake } from './failed-wake.js';
+import { recordActivation } from './activations.js';
+import { runRecorded, recordSpin, type DaemonRunDeps } from './daemon-run.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 import { SessionHolds } from './session-holds.js';
 import { TailSealer } from './tail-sealer.js';
@@ -54,24 +51,12 @@ import { SessionSweep } from './session-sweep.js';
 import { WorkIndex, discoveryOrder } from './work-index.js';
 import { SearchFeed } from './search-feed.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
-import { RunPacing } from './run-pacing.js';
+import { RunPacing, queuePriority } from './run-pacing.js';
 import { BackgroundGate } from './background-gate.js';
+import { watchHome } from './home-watches.js';
+import type { DaemonOptions } from './daemon-options.js';
 
-export interface DaemonOptions {
-  concurrency: number;
-  /** chokidar polling instead of native events (network filesystems). */
-  poll: boolean;
-  /** Polling interval, ms (default 1000). */
-  pollIntervalMs?: number;
-  /** Period of the safety sweep, ms. */
-  sweepMs: number;
-  json: boolean;
-  /** Where operator lines go (stdout in the CLI). */
-  write: (line: string) => void;
-  leaseStaleMs?: number;
-  /** Width of the operator's terminal, for clipping what the agent said (default 120). */
-  columns?: number;
-}
+export type { DaemonOptions } from './daemon-options.js';
 
 interface Running {
   controller: AbortController;
@@ -102,6 +87,8 @@ export class Daemon {
   private readonly search: SearchFeed;
   private readonly webhooks: WebhookDispatcher;
   private readonly log: OperatorLog;
+  /** What a run of a session uses of the daemon (daemon-run.ts). */
+  private readonly runDeps: DaemonRunDeps;
   private stopping = false;
   private readonly leaseStaleMs: number;
   /** Runs executed since start (for tests and benchmarks). */
@@ -112,7 +99,7 @@ export class Daemon {
 
   constructor(
     private readonly rt: Runtime,
-    private readonly o: DaemonOptions,
+    o: DaemonOptions,
   ) {
     if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new OpenboaError('invalid_input', `concurrency: expected a whole number >= 1, got ${o.concurrency}`);
     this.queue = new PQueue({ concurrency: o.concurrency });
@@ -124,51 +111,22 @@ export class Daemon {
     this.gate = new BackgroundGate(rt.deps.clock);
     this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f), nextTurn: this.gate.turn });
     this.webhooks = new WebhookDispatcher({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
-    this.sweeper = new SessionSweep({
-      clock: rt.deps.clock,
-      periodMs: o.sweepMs,
-      store: rt.store,
-      sessionsDir: rt.home.sessionsDir,
-      inboxWork: (id) => this.holds.inboxWork(id),
-      inboxStuck: (id) => this.holds.inboxStuck(id),
-      stuckInboxes: () => this.holds.stuckInboxIds(),
-      // What the sweep finds is what a watcher missed: the search index missed it too.
-      onStale: (id) => {
-        this.evaluate(id);
-        this.search.hint(id);
-      },
-    });
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
-    this.watcher = new SessionWatcher({
-      sessionsDir: rt.home.sessionsDir,
-      clock: rt.deps.clock,
-      poll: o.poll,
-      ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
-      onHint: (id) => {
-        this.sweeper.hinted(id);
-        this.evaluate(id);
+    ({ sweeper: this.sweeper, watcher: this.watcher, definitions: this.definitions } = watchHome(rt, o, {
+      holds: this.holds,
+      gate: this.gate,
+      log: this.log,
+      evaluate: (id) => this.evaluate(id),
+      forget: (id) => this.forget(id),
+      hinted: (id) => {
         this.search.hint(id);
         this.webhooks.hint(id);
       },
-      onGone: (id) => this.forget(id),
-      onWarn: (m) => this.log.notice(m),
-      // A hint may start a run: background work gives way until it has been looked at.
-      holdWhilePending: () => this.gate.hold(),
-      nextTurn: this.gate.turn,
-      onReady: () => {
-        this.log.notice(`watching ${this.rt.home.sessionsDir} (${this.watcher.mode})`, { event: 'watcher_ready' });
-        this.startSweepOnce('watcher');
-      },
-    });
-    this.definitions = new DefinitionWatcher({
-      agentsDir: rt.home.agentsDir,
-      environmentsDir: rt.home.environmentsDir,
-      poll: o.poll,
-      ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
-      onChange: () => this.definitionsChanged(),
-      onWarn: (m) => this.log.notice(m),
-      onReady: () => this.log.notice('watching agents/ and environments/ for fixes to definitions', { event: 'definitions_watcher_ready' }),
-    });
+      swept: (id) => this.search.hint(id),
+      watcherReady: () => this.startSweepOnce('watcher'),
+      definitionsChanged: () => this.definitionsChanged(),
+    }));
+    this.runDeps = { rt, log: this.log, holds: this.holds, pacing: this.pacing, leaseStaleMs: this.leaseStaleMs, forget: (id) => this.forget(id) };
   }
 
   /** A definition changed: retry at once the sessions a broken definition held back. */
@@ -325,13 +283,9 @@ export class Daemon {
   private request(id: string, snap?: SessionSnapshot): boolean {
     if (this.queued.has(id) || this.running.has(id)) return false;
     this.queued.add(id);
-    const waited = snap ? Math.max(0, Math.floor((this.rt.deps.clock.now() - Date.parse(snap.updated_at)) / 1000)) : 0;
-    // A parent with reports to read gets a head start (its tree waits on it, and reading a report is short),
-    // as if it had waited REPORT_HEAD_START_S longer: not an absolute first place a busy tree could hold.
-    const reports = snap?.pending_events.some((p) => p.type === 'session.thread_status_idle' || p.type === 'agent.thread_message_received');
-    const priority = (Number.isFinite(waited) ? waited : 0) + (reports ? REPORT_HEAD_START_S : 0);
+    const { priority, reports } = queuePriority(snap, this.rt.deps.clock.now());
     if (reports) this.queuedReports.add(id);
-    void this.queue.add(() => this.runSession(id), { priority: Math.min(priority, 1e9) });
+    void this.queue.add(() => this.runSession(id), { priority });
     return true;
   }
 
@@ -355,42 +309,8 @@ export class Daemon {
     let result: WakeResult | null = null;
     const begun = this.holds.begin(id);
     try {
-      if (urgent) this.pacing.begin(id);
-      const r = await wake(this.rt, id, {
-        signal: entry.controller.signal,
-        retryNow: begun.retryNow,
-        leaseStaleMs: this.leaseStaleMs,
-        onStart: (info) => {
-          opening();
-          recordActivation(runtimeDir, { kind: 'leased', at: at(), wake_id: info.wakeId, trigger: info.trigger });
-          this.log.start(id, info);
-        },
-        onEvents: (events) => this.log.events(id, events),
-        // A run that takes in reports goes ahead of the others; the others step aside for it.
-        ...(urgent ? {} : { hooks: (defaults) => this.pacing.paced(defaults) }),
-      });
-      if (r.outcome === 'executed') {
-        this.log.end(r);
-        recordActivation(runtimeDir, endActivation(r, at()));
-        this.runsCompleted += 1;
-      } else {
-        skipped = true;
-      }
-      result = r;
-    } catch (e) {
-      if (OpenboaError.is(e) && e.code === 'busy') {
-        // Retried once the lease could have gone stale, or sooner when the lease says when (a lock whose maker may have died).
-        const until = this.rt.deps.clock.now() + (e.retryAfterMs ?? this.leaseStaleMs + 1000);
-        this.holds.holdUntil(id, until);
-        recordActivation(runtimeDir, { kind: 'blocked', at: at(), reason: `lease_contended: ${e.message}`, retry_at: iso(until) });
-      } else if (OpenboaError.is(e) && e.code === 'not_found') {
-        this.forget(id);
-      } else {
-        threw = true;
-        recordActivation(runtimeDir, { kind: 'abandoned', at: at(), reason: (e as Error).message });
-        this.log.notice(`run of ${id} failed: ${(e as Error).message}`, { session_id: id });
-        await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
-      }
+      ({ result, skipped, threw } = await runRecorded(this.runDeps, id, { signal: entry.controller.signal, retryNow: begun.retryNow, urgent, opening }));
+      if (result && !skipped) this.runsCompleted += 1;
     } finally {
       opening();
       this.pacing.end(id);
@@ -419,11 +339,7 @@ export class Daemon {
 
   /** Holds back a session that spins (SessionHolds.guardSpin), and says so. */
   private guardSpin(id: string, runtimeDir: string) {
-    const spin = this.holds.guardSpin(id);
-    if (!spin) return;
-    const { runs: n, until } = spin;
-    this.log.notice(`session ${id} made no progress in ${n} runs in a row; next try at ${iso(until)}`, { session_id: id, retry_at: iso(until) });
-    recordActivation(runtimeDir, { kind: 'blocked', at: iso(this.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
+    recordSpin(this.runDeps, id, runtimeDir);
   }
 
   private armDue(id: string) {

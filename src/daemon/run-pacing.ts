@@ -17,6 +17,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { LoopHooks } from '../core/run/loop-hooks.js';
+import type { SessionSnapshot } from '../core/schema/index.js';
 
 export class RunPacing {
   private readonly urgent = new Set<string>();
@@ -66,4 +67,22 @@ export class RunPacing {
       ],
     };
   }
+}
+
+/** Seconds of waiting a session with children's reports to read is credited with in the run queue. */
+const REPORT_HEAD_START_S = 300;
+
+/**
+ * A queued run's place: the seconds the session has waited (since its log
+ * last changed), so after a crash loop or with more work than concurrency
+ * the ones left behind are not starved. A parent with reports to read gets a
+ * head start (its tree waits on it, and reading a report is short), as if
+ * it had waited REPORT_HEAD_START_S longer: not an absolute first place a
+ * busy tree could hold.
+ */
+export function queuePriority(snap: SessionSnapshot | undefined, nowMs: number): { priority: number; reports: boolean } {
+  const waited = snap ? Math.max(0, Math.floor((nowMs - Date.parse(snap.updated_at)) / 1000)) : 0;
+  const reports = snap?.pending_events.some((p) => p.type === 'session.thread_status_idle' || p.type === 'agent.thread_message_received') === true;
+  const priority = (Number.isFinite(waited) ? waited : 0) + (reports ? REPORT_HEAD_START_S : 0);
+  return { priority: Math.min(priority, 1e9), reports };
 }

@@ -1,0 +1,16 @@
+/** What a daemon is started with (daemon.ts; the CLI's `openboa daemon` options, docs/daemon.md). */
+export interface DaemonOptions {
+  concurrency: number;
+  /** chokidar polling instead of native events (network filesystems). */
+  poll: boolean;
+  /** Polling interval, ms (default 1000). */
+  pollIntervalMs?: number;
+  /** Period of the safety sweep, ms. */
+  sweepMs: number;
+  json: boolean;
+  /** Where operator lines go (stdout in the CLI). */
+  write: (line: string) => void;
+  leaseStaleMs?: number;
+  /** Width of the operator's terminal, for clipping what the agent said (default 120). */
+  columns?: number;
+}
