@@ -23,6 +23,11 @@ import { requireAuth, type AuthEnv } from './auth.js';
 import { eventRoutes } from './event-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { definitionRoutes } from './definition-routes.js';
+import { runtimeRoutes } from './runtime-routes.js';
+import { overviewRoutes } from './overview-routes.js';
+import { pauseRoutes } from './pause-routes.js';
+import { searchRoutes } from './search-routes.js';
+import { inspectorRoutes } from './inspector-routes.js';
 import { StreamHub } from './stream-hub.js';
 import type { ListenAddress } from './listen-address.js';
 
@@ -73,6 +78,11 @@ export function createApi(rt: Runtime, o: ApiOptions): Api {
   app.route('/v1', sessionRoutes(deps));
   app.route('/v1', eventRoutes(deps, hub));
   app.route('/v1', definitionRoutes(rt));
+  app.route('/v1', runtimeRoutes(rt));
+  app.route('/v1', overviewRoutes(rt));
+  app.route('/v1', pauseRoutes(deps));
+  app.route('/v1', searchRoutes(rt));
+  app.route('/', inspectorRoutes());
   return { app, hub };
 }
 
