@@ -19,6 +19,7 @@ import { benchSpawnCheck } from './spawn-check.js';
 import { benchEgress } from './egress.js';
 import { benchStart } from './start.js';
 import { benchApi } from './api.js';
+import { benchInspector } from './inspector.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -36,6 +37,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   egress: () => benchEgress(),
   start: () => benchStart(),
   api: () => benchApi(),
+  inspector: () => benchInspector(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -5,6 +5,8 @@
  * the home's runs where it is (`<home>/.openboa/api.json`, for their run
  * tokens: core/run/api-access.ts).
  *
+ * The inspector's static page is served at / (inspector-routes.ts) without
+ * the key: it holds no data until a person gives the key to it.
  * Every route under /v1 needs the key or a run token (auth.ts); bodies are
  * capped (413); anything thrown is answered in the API's error envelope,
  * and an unknown route is a 404 in the same shape.

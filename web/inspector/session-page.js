@@ -112,7 +112,8 @@ export function SessionPage({ id }) {
     const io = new IntersectionObserver((es) => es.some((x) => x.isIntersecting) && older(), { rootMargin: '400px' });
     io.observe(sentinel.current);
     return () => io.disconnect();
-  }, [older]);
+    // The sentinel exists once the session has loaded: observe it then too.
+  }, [older, session !== null]);
 
   if (err && !session) return html`<main><p class="error" role="alert">${err}</p><a href="#/">← Sessions</a></main>`;
   if (!session) return html`<main><p>Loading…</p></main>`;
