@@ -26,6 +26,7 @@ import { eventRoutes } from './event-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { definitionRoutes } from './definition-routes.js';
 import { runtimeRoutes } from './runtime-routes.js';
+import { eventTailRoutes } from './event-tail.js';
 import { overviewRoutes } from './overview-routes.js';
 import { pauseRoutes } from './pause-routes.js';
 import { searchRoutes } from './search-routes.js';
@@ -78,6 +79,7 @@ export function createApi(rt: Runtime, o: ApiOptions): Api {
     }),
   );
   app.route('/v1', sessionRoutes(deps));
+  app.route('/v1', eventTailRoutes(rt));
   app.route('/v1', eventRoutes(deps, hub));
   app.route('/v1', definitionRoutes(rt));
   app.route('/v1', runtimeRoutes(rt));
