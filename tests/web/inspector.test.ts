@@ -50,6 +50,7 @@ test('allow a waiting tool use from the page: the run goes on and writes the fil
   await item.getByRole('button', { name: 'Allow' }).click();
   await w.page.locator(ev('agent.message'), { hasText: 'written it' }).waitFor();
   assert.equal(await w.page.locator('.waiting-item').count(), 0);
+  await w.page.locator('.session-head .st', { hasText: 'idle' }).waitFor();
   const confirmation = w.events(s.id).find((e) => e.type === 'user.tool_confirmation');
   assert.ok(confirmation && 'result' in confirmation && confirmation.result === 'allow');
   assert.equal(fs.readFileSync(`${w.store.paths(s.id).workspace}/report.md`, 'utf8'), 'numbers');
@@ -102,4 +103,24 @@ test('an agent\'s <img onerror> and <script> are shown as text and run nothing',
   assert.equal(await w.page.locator('main img, main script, main b').count(), 0);
   assert.equal(await w.page.evaluate(() => (globalThis as { __pwned?: number }).__pwned), undefined);
   await w.shot('session-html-as-text');
+});
+
+test('at phone width the pages fit without sideways scrolling; the keyboard reaches the controls', { skip: NO_BROWSER }, async (t) => {
+  const w = await webBench(t, { steps: [{ text: 'a reply that is long enough to wrap on a narrow screen, and then some more words' }] }, { width: 390, height: 844 });
+  const s = await w.client.beta.sessions.create({ agent: 'test', environment_id: 'local', title: 'on a phone', initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] });
+  await w.daemon.result((r) => r.session_id === s.id);
+  type Doc = { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
+  const fits = () => w.page.evaluate(() => (globalThis as unknown as Doc).document.documentElement.scrollWidth <= (globalThis as unknown as Doc).innerWidth);
+  await w.page.getByRole('link', { name: 'on a phone' }).waitFor();
+  assert.equal(await fits(), true);
+  await w.shot('phone-sessions');
+  await w.page.goto(`${w.server.url}/#/s/${s.id}`);
+  await w.page.locator(ev('agent.message')).waitFor();
+  assert.equal(await fits(), true);
+  // Tab from the message box reaches Send; Enter on it sends nothing while the box is empty (the button is disabled).
+  await w.page.getByLabel('Message').focus();
+  await w.page.keyboard.type('from the keyboard');
+  await w.page.keyboard.press('Tab');
+  assert.equal(await w.page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } | null } }).document.activeElement?.textContent), 'Send');
+  await w.shot('phone-session');
 });

@@ -71,4 +71,7 @@ function App() {
   </div>`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+// Preact renders into what is there: take the boot note out first.
+root.textContent = '';
+render(html`<${App} />`, root);

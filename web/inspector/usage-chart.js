@@ -25,6 +25,7 @@ export function UsageChart({ events }) {
     <svg viewBox=${`0 0 ${W} ${H}`} width="100%" height=${H} role="img" aria-label=${`${tokens(tok)} tokens and ${usd(cost)} over ${pts.length} model requests`}>
       <path d=${line((p) => p.tok, tok)} class="line-tokens" fill="none" />
       <path d=${line((p) => p.cost, cost)} class="line-cost" fill="none" />
+      ${pts.length <= 60 && pts.map((p, i) => html`<circle key=${i} cx=${x(p).toFixed(1)} cy=${(H - 2 - (p.tok / Math.max(tok, 1e-9)) * (H - 4)).toFixed(1)} r="2.5" class="dot-tokens" />`)}
     </svg>
     <figcaption><span class="key-tokens">tokens ${tokens(tok)}</span> · <span class="key-cost">cost ${usd(cost)}</span> · ${pts.length} request(s), loaded events only</figcaption>
   </figure>`;
