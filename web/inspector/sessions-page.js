@@ -59,6 +59,7 @@ export function SessionsPage() {
   const [err, setErr] = useState(null);
   const [q, setQ] = useState('');
   const [hits, setHits] = useState(null);
+  const [incomplete, setIncomplete] = useState(false);
   const seq = useRef(0);
 
   useEffect(() => {
@@ -97,6 +98,7 @@ export function SessionsPage() {
     try {
       const r = await api('GET', `/v1/search${qs({ q, agent_id: agent })}`);
       setHits(r.data);
+      setIncomplete(r.incomplete);
     } catch (x) {
       setErr(x.message);
     }
@@ -121,7 +123,7 @@ export function SessionsPage() {
     </div>
     ${err && html`<p class="error" role="alert">${err}</p>`}
     ${hits && html`<section class="hits" aria-label="Search results">
-      <h2>${hits.length} candidate(s) <button class="link" onClick=${() => (setHits(null), setQ(''))}>clear</button></h2>
+      <h2>${hits.length} candidate(s)${incomplete ? ' (the index is still catching up: search again for more)' : ''} <button class="link" onClick=${() => (setHits(null), setQ(''))}>clear</button></h2>
       <ul>${hits.map((h) => html`<li key=${h.event_id}><a href=${`#/s/${h.session_id}`}>${h.title || h.session_id.slice(-12)}</a> <span class="muted">${h.agent_id} · ${h.kind} · ${when(h.created_at)}</span><div class="snippet">${h.snippet}</div></li>`)}</ul>
     </section>`}
     <div class="table-wrap">
