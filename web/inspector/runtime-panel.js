@@ -3,13 +3,14 @@ import { useEffect, useState } from './vendor/hooks.mjs';
 import { api, html } from './api.js';
 import { when } from './format.js';
 
-export function RuntimePanel({ id }) {
+/** `version` changes when the session moved on: the listing is read again (an open file is not). */
+export function RuntimePanel({ id, version }) {
   const [files, setFiles] = useState(null);
   const [open, setOpen] = useState(null);
   const [content, setContent] = useState(null);
   useEffect(() => {
     api('GET', `/v1/sessions/${id}/runtime`).then((r) => setFiles(r.data), () => setFiles([]));
-  }, [id]);
+  }, [id, version]);
   const show = async (name) => {
     setOpen(name);
     setContent('loading…');

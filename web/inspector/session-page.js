@@ -146,7 +146,7 @@ export function SessionPage({ id }) {
         ${session.outcome_evaluations.length > 0 && html`<section><h2>Outcomes</h2><ul>${session.outcome_evaluations.map((o) => html`<li key=${o.outcome_id}><strong>${o.result}</strong> ${o.description}${o.explanation ? html`<div class="text muted">${o.explanation}</div>` : ''}</li>`)}</ul></section>`}
         <section><h2>Children</h2><${ChildTree} children=${overview?.children} /></section>
         <section><h2>Usage over time</h2><${UsageChart} events=${events} /></section>
-        <section><h2>Runtime files</h2><${RuntimePanel} key=${ticks > 0 ? 'r' : 'i'} id=${id} /></section>
+        <section><h2>Runtime files</h2><${RuntimePanel} id=${id} version=${ticks} /></section>
       </aside>
     </div>
   </main>`;
