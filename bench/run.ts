@@ -20,6 +20,7 @@ import { benchEgress } from './egress.js';
 import { benchStart } from './start.js';
 import { benchApi } from './api.js';
 import { benchTelemetry } from './telemetry.js';
+import { benchInspector } from './inspector.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -38,11 +39,12 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   start: () => benchStart(),
   api: () => benchApi(),
   telemetry: () => benchTelemetry(),
+  inspector: () => benchInspector(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions; `telemetry` starts 12 daemons (3 paired rounds). */
-const ON_REQUEST = new Set(['idle', 'start', 'telemetry']);
+/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions; `telemetry` starts 12 daemons (3 paired rounds); `inspector` drives a browser over 10,000 sessions. */
+const ON_REQUEST = new Set(['idle', 'start', 'telemetry', 'inspector']);
 const names = wanted.length ? wanted : Object.keys(ALL).filter((n) => !ON_REQUEST.has(n));
 const raw: Record<string, unknown> = {};
 for (const n of names) {

@@ -5,6 +5,8 @@
  * the home's runs where it is (`<home>/.openboa/api.json`, for their run
  * tokens: core/run/api-access.ts).
  *
+ * The inspector's static page is served at / (inspector-routes.ts) without
+ * the key: it holds no data until a person gives the key to it.
  * Every route under /v1 needs the key or a run token (auth.ts); bodies are
  * capped (413); anything thrown is answered in the API's error envelope,
  * and an unknown route is a 404 in the same shape.
@@ -23,6 +25,12 @@ import { requireAuth, type AuthEnv } from './auth.js';
 import { eventRoutes } from './event-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { definitionRoutes } from './definition-routes.js';
+import { runtimeRoutes } from './runtime-routes.js';
+import { eventTailRoutes } from './event-tail.js';
+import { overviewRoutes } from './overview-routes.js';
+import { pauseRoutes } from './pause-routes.js';
+import { searchRoutes } from './search-routes.js';
+import { inspectorRoutes } from './inspector-routes.js';
 import { StreamHub } from './stream-hub.js';
 import { previewHub } from '../core/run/preview-hub.js';
 import type { ListenAddress } from './listen-address.js';
@@ -85,8 +93,14 @@ export function createApi(rt: Runtime, o: ApiOptions): Api {
     }),
   );
   app.route('/v1', sessionRoutes(deps));
+  app.route('/v1', eventTailRoutes(rt));
   app.route('/v1', eventRoutes(deps, hub));
   app.route('/v1', definitionRoutes(rt));
+  app.route('/v1', runtimeRoutes(rt));
+  app.route('/v1', overviewRoutes(rt));
+  app.route('/v1', pauseRoutes(deps));
+  app.route('/v1', searchRoutes(rt));
+  app.route('/', inspectorRoutes());
   // Prometheus scrapes with the key as a bearer token (scrape_config `authorization`); a run's token is refused.
   const metrics = o.metrics;
   if (metrics) {

@@ -31,7 +31,7 @@ test('npm pack → npm i -g into a temp prefix → openboa init in a temp folder
   assert.equal(packed.code, 0, packed.stderr);
   const file = (JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>)[0]!;
   const inside = new Set(file.files.map((f) => f.path));
-  for (const f of ['dist/cli/main.js', 'dist/index.js', 'agents/demo/agent.yaml', 'agents/demo/script.yaml', 'agents/claude/agent.yaml', 'environments/local.yaml', 'data/pricing.json', 'docs/format.md', 'README.md']) assert.ok(inside.has(f), `the package holds ${f}`);
+  for (const f of ['dist/cli/main.js', 'dist/index.js', 'agents/demo/agent.yaml', 'agents/demo/script.yaml', 'agents/claude/agent.yaml', 'environments/local.yaml', 'data/pricing.json', 'docs/format.md', 'README.md', 'web/inspector/index.html', 'web/inspector/app.js']) assert.ok(inside.has(f), `the package holds ${f}`);
   assert.ok(![...inside].some((f) => f.startsWith('src/') || f.startsWith('tests/') || f.startsWith('sessions/')), 'no sources, tests or sessions in the package');
 
   // Native modules are built against this Node's own headers (the machine may have no route to nodejs.org).
