@@ -43,6 +43,7 @@ export const COMMANDS: CommandSpec[] = [
     options: DAEMON_OPTIONS,
     details: "This is what `npm start` runs on the repository's own home. The demo agent needs no API key and no network. A folder that is not a home is refused unless --init.",
     home: 'any',
+    longLived: true,
     load: () => import('./commands/start.js'),
   },
   {
@@ -51,6 +52,7 @@ export const COMMANDS: CommandSpec[] = [
     options: DAEMON_OPTIONS,
     details: 'One line per run start and end on stdout (JSON lines with --json). A second Ctrl-C exits at once. A folder that is not a home is refused (exit 3) unless --init makes it one.',
     home: 'any',
+    longLived: true,
     load: () => import('./commands/daemon.js'),
   },
   {

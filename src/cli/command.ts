@@ -67,6 +67,12 @@ export interface CommandSpec {
    * anything, so a mistyped --home is never an empty home.
    */
   home?: 'any';
+  /**
+   * The process runs for hours (the daemon): its V8 young generation is held
+   * at its starting size from before the command's code loads
+   * (young-generation.ts).
+   */
+  longLived?: true;
   /** Imports the command's code (called only when the command runs). */
   load(): Promise<CommandModule>;
 }

@@ -43,6 +43,8 @@ export async function runCli(argv: string[], o: RunOptions): Promise<number> {
     const parsed = parseArgv(argv, COMMANDS, { stdout: o.stdout, columns });
     if (parsed.shown) return EXIT.ok;
     const { spec, input } = parsed;
+    // Before the command's code loads: loading the daemon's is itself a burst that grows the young generation.
+    if (spec.longLived) (await import('./young-generation.js')).holdYoungGeneration();
     // The core and the command's own code load only now, and only what this command imports:
     // help, the version and a mistake in the command line need none of it.
     const [{ resolveHome, notAHome }, { systemDeps }, { SessionStore }, { resolveSessionId, resolveWaitingEventId }, command] = await Promise.all([

@@ -421,9 +421,9 @@ test('the opening fitted to a budget: whole when it fits; else the summary keeps
 });
 
 test('a context warning is either a threshold or a cut, and openboa events shows a cut', async () => {
-  const { LOOSE_EVENT_SCHEMAS } = await import('../../src/core/schema/index.js');
+  const { looseEventSchema } = await import('../../src/core/schema/index.js');
   const { describeEvent } = await import('../../src/core/views/event-view.js');
-  const schema = LOOSE_EVENT_SCHEMAS['session.context_warning'];
+  const schema = looseEventSchema('session.context_warning');
   const cut = { compaction_event_id: 'sevt_c', summary_chars: 300, summary_chars_left_out: 100, vital_lines: 4, vital_lines_left_out: 1, room: 900, why: 'because' };
   assert.equal(schema.safeParse({ type: 'session.context_warning', tokens: 1, window: 8000 }).success, false, 'neither');
   assert.equal(schema.safeParse({ type: 'session.context_warning', threshold: 0.5, tokens: 1, window: 8000, cut }).success, false, 'both');

@@ -34,7 +34,9 @@ const envelope = {
  * so fields a writer added are kept; the inferred type lists the known ones.
  */
 function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
-  return z.object({ type: z.literal(type), ...envelope }).extend(shape);
+  // One object, not object().extend(shape): every schema made at import is paid by every process. Same shape: `shape` wins.
+  const fields = { type: z.literal(type), ...envelope, ...shape } as Omit<{ type: z.ZodLiteral<T> } & typeof envelope, keyof S> & S;
+  return z.object(fields);
 }
 
 // ---------------------------------------------------------------- user (ingress)
@@ -325,10 +327,20 @@ export const EVENT_SCHEMAS = {
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
 
-/** Parsers that keep unknown fields, so a line read back loses nothing. */
-export const LOOSE_EVENT_SCHEMAS = Object.fromEntries(
-  Object.entries(EVENT_SCHEMAS).map(([k, v]) => [k, v.loose()]),
-) as unknown as typeof EVENT_SCHEMAS;
+const looseSchemas = new Map<EventType, (typeof EVENT_SCHEMAS)[EventType]>();
+
+/**
+ * The parser of one event type that keeps unknown fields, so a line read
+ * back loses nothing. Made at its first use: a process reads a few types
+ * (a one-shot `openboa send`, one or two), yet building all of them at
+ * import was paid by every process.
+ */
+export function looseEventSchema<T extends EventType>(type: T): (typeof EVENT_SCHEMAS)[T] {
+  let s = looseSchemas.get(type);
+  if (!s) looseSchemas.set(type, (s = EVENT_SCHEMAS[type].loose()));
+  return s as (typeof EVENT_SCHEMAS)[T];
+}
+
 export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
 
 /**

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import {
-  LOOSE_EVENT_SCHEMAS,
+  looseEventSchema,
   LOG_FORMAT,
   EVENT_TYPES,
   USER_EVENT_TYPES,
@@ -200,7 +200,7 @@ export function parseEventLine(raw: RawLine, readAtMs: number, logFormat: number
     const got = typeof type === 'string' ? `unknown event type "${type}"${guess ? ` (did you mean ${guess}?)` : ''}` : 'missing "type"';
     return fail(`events.jsonl line ${raw.no}: ${got}; people and programs write ${USER_EVENT_TYPES.join(', ')} (docs/format.md): ${excerpt(raw.text)}`, idOf(v));
   }
-  const r = LOOSE_EVENT_SCHEMAS[type].safeParse(v);
+  const r = looseEventSchema(type).safeParse(v);
   if (!r.success) {
     return fail(`events.jsonl line ${raw.no}: ${type}: ${describeIssues(r.error)}; the line: ${excerpt(raw.text)}`, idOf(v));
   }
