@@ -122,9 +122,10 @@ export const COMMANDS: CommandSpec[] = [
     options: {
       lines: { type: 'boolean', description: 'read stdin and send each non-empty line as its own message' },
       wait: { type: 'boolean', description: "wait for the agent's turn: print its replies (its tool calls on stderr) and what it waits for; exit when it is idle" },
+      shared: { type: 'boolean', description: "the home is shared between hosts: write through the session's inbox/ (a rename), never an append (default: judged from openboa.yaml's shared: and the file system)" },
     },
     details:
-      'The message is always appended. When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result). With --wait, the daemon runs the session if one runs on the home, else this process does; exit 0 when the turn ended (idle, or waiting on a person), 1 when it did not (a failed run backing off, a paused session).',
+      'The message is always appended (on a shared home, dropped into the session\'s inbox/, and in the log once a run takes it in). When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result). With --wait, the daemon runs the session if one runs on the home, else this process does; exit 0 when the turn ended (idle, or waiting on a person), 1 when it did not (a failed run backing off, a paused session).',
     load: () => import('./commands/send.js'),
   },
   {
