@@ -11,7 +11,8 @@ import { SESSION_STATUSES } from './session-statuses.js';
 /** The options of `daemon` and `start` (which runs the daemon). */
 const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   concurrency: { type: 'string', value: 'N', description: 'runs at once (default 4)' },
-  poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems)' },
+  poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems): stats only, every 0.25-2 s' },
+  shard: { type: 'string', value: 'I/N', description: "watch and sweep only share I of N of the sessions (several daemons on one home); others' stray work is still taken" },
   sweep: { type: 'string', value: 'SECONDS', description: 'how often to re-check every session for missed changes (default 30)' },
   // Spelled out, not imported: the catalog loads nothing from core (the policies and default are durability.ts's; a test holds them equal).
   fsync: { type: 'string', value: 'always|run|never', description: "when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default run)" },

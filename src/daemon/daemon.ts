@@ -56,6 +56,10 @@ import { SearchFeed } from './search-feed.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { RunPacing } from './run-pacing.js';
 import { BackgroundGate } from './background-gate.js';
+import { owns, type Shard } from './shard.js';
+import { StrayPickup } from './stray-pickup.js';
+import { AgentSlots } from './agent-slots.js';
+import { loadAgent } from '../core/definitions/definitions.js';
 
 export interface DaemonOptions {
   concurrency: number;
@@ -71,6 +75,10 @@ export interface DaemonOptions {
   leaseStaleMs?: number;
   /** Width of the operator's terminal, for clipping what the agent said (default 120). */
   columns?: number;
+  /** `--shard i/n`: the sessions this daemon watches and sweeps (shard.ts); others only when stray (stray-pickup.ts). */
+  shard?: Shard | null;
+  /** How often stray work outside the shard is looked for, ms (default half the lease's stale time). */
+  strayMs?: number;
 }
 
 interface Running {
@@ -104,6 +112,9 @@ export class Daemon {
   private readonly log: OperatorLog;
   private stopping = false;
   private readonly leaseStaleMs: number;
+  private readonly owns: (id: string) => boolean;
+  private readonly strays: StrayPickup | null;
+  private readonly slots: AgentSlots;
   /** Runs executed since start (for tests and benchmarks). */
   runsCompleted = 0;
   /** The latest results, executed or skipped, each reported once its session is settled again. */
@@ -117,6 +128,12 @@ export class Daemon {
     if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new OpenboaError('invalid_input', `concurrency: expected a whole number >= 1, got ${o.concurrency}`);
     this.queue = new PQueue({ concurrency: o.concurrency });
     this.leaseStaleMs = o.leaseStaleMs ?? LEASE_STALE_MS;
+    const shard = o.shard ?? null;
+    this.owns = (id) => owns(shard, id);
+    this.slots = new AgentSlots({ home: rt.home, shared: rt.store.shared, staleMs: this.leaseStaleMs, nowIso: () => iso(rt.deps.clock.now()), random: rt.deps.random });
+    this.strays = shard && shard.count > 1
+      ? new StrayPickup({ clock: rt.deps.clock, periodMs: o.strayMs ?? this.leaseStaleMs / 2, store: rt.store, sessionsDir: rt.home.sessionsDir, owns: this.owns, busy: (id) => this.queued.has(id) || this.running.has(id), adopt: (id, snap) => this.request(id, snap) })
+      : null;
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
@@ -127,7 +144,7 @@ export class Daemon {
     this.sweeper = new SessionSweep({
       clock: rt.deps.clock,
       periodMs: o.sweepMs,
-      store: rt.store,
+      store: { listIds: () => rt.store.listIds().filter(this.owns) },
       sessionsDir: rt.home.sessionsDir,
       inboxWork: (id) => this.holds.inboxWork(id),
       inboxStuck: (id) => this.holds.inboxStuck(id),
@@ -144,6 +161,7 @@ export class Daemon {
       clock: rt.deps.clock,
       poll: o.poll,
       ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
+      owns: this.owns,
       onHint: (id) => {
         this.sweeper.hinted(id);
         this.evaluate(id);
@@ -209,7 +227,7 @@ export class Daemon {
       this.definitions.start();
     }
     // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
-    const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
+    const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds().filter(this.owns), this.index.load());
     let slice = performance.now();
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;
@@ -227,6 +245,7 @@ export class Daemon {
     }
     this.startSweepOnce('scan');
     this.sweeper.start();
+    this.strays?.start();
     return { sessions: ids.length };
   }
 
@@ -271,6 +290,8 @@ export class Daemon {
   evaluate(id: string, folded?: SessionSnapshot): boolean {
     if (this.stopping) return false;
     const run = this.running.get(id);
+    // Another daemon's share: looked at only when stray (stray-pickup.ts), or while it runs here.
+    if (!run && !this.owns(id)) return false;
     let snap: SessionSnapshot;
     try {
       // While a run holds the session, only read: the run writes session.json itself.
@@ -354,8 +375,10 @@ export class Daemon {
     let threw = false;
     let result: WakeResult | null = null;
     const begun = this.holds.begin(id);
+    let slot: Awaited<ReturnType<AgentSlots['take']>> = null;
     try {
       if (urgent) this.pacing.begin(id);
+      slot = await this.slots.take(...this.agentLimit(id));
       const r = await wake(this.rt, id, {
         signal: entry.controller.signal,
         retryNow: begun.retryNow,
@@ -392,6 +415,7 @@ export class Daemon {
         await recordFailedWake(this.rt, id, e as Error, this.leaseStaleMs);
       }
     } finally {
+      await slot?.release();
       opening();
       this.pacing.end(id);
       this.running.delete(id);
@@ -414,6 +438,16 @@ export class Daemon {
         if (this.results.length > 1000) this.results.splice(0, this.results.length - 1000);
         for (const f of this.resultListeners) f(result);
       }
+    }
+  }
+
+  /** The session's agent and its max_concurrent_runs (agent-slots.ts); no limit when either does not load (the run reports why). */
+  private agentLimit(id: string): [string, number | undefined, string] {
+    try {
+      const agent = this.rt.store.snapshot(id, { persist: false }).agent_id;
+      return [agent, loadAgent(this.rt.home, agent).def.max_concurrent_runs, id];
+    } catch {
+      return ['', undefined, id];
     }
   }
 
@@ -465,6 +499,7 @@ export class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     this.sweeper.stop();
+    this.strays?.stop();
     this.search.stop();
     this.webhooks.stop();
     this.tails.stop();
