@@ -77,7 +77,7 @@ export interface DaemonOptions {
   columns?: number;
   /** `--shard i/n`: the sessions this daemon watches and sweeps (shard.ts); others only when stray (stray-pickup.ts). */
   shard?: Shard | null;
-  /** How often stray work outside the shard is looked for, ms (default half the lease's stale time). */
+  /** How often stray work outside the shard is looked for, ms (default a quarter of the lease's stale time). */
   strayMs?: number;
 }
 
@@ -132,7 +132,10 @@ export class Daemon {
     this.owns = (id) => owns(shard, id);
     this.slots = new AgentSlots({ home: rt.home, shared: rt.store.shared, staleMs: this.leaseStaleMs, nowIso: () => iso(rt.deps.clock.now()), random: rt.deps.random });
     this.strays = shard && shard.count > 1
-      ? new StrayPickup({ clock: rt.deps.clock, periodMs: o.strayMs ?? this.leaseStaleMs / 2, store: rt.store, sessionsDir: rt.home.sessionsDir, owns: this.owns, busy: (id) => this.queued.has(id) || this.running.has(id), adopt: (id, snap) => this.request(id, snap) })
+      ? new StrayPickup({ clock: rt.deps.clock, periodMs: o.strayMs ?? this.leaseStaleMs / 4, leaseStaleMs: this.leaseStaleMs, store: rt.store, sessionsDir: rt.home.sessionsDir, owns: this.owns, busy: (id) => this.queued.has(id) || this.running.has(id), adopt: (id, snap) => {
+          this.log.notice(`taking session ${id} from another shard: its work has waited unrun for ${(this.o.strayMs ?? this.leaseStaleMs / 4) / 1000} s`, { event: 'stray_adopted', session_id: id });
+          this.request(id, snap);
+        } })
       : null;
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });

@@ -16,6 +16,7 @@ import { AgentSlots } from '../../src/daemon/agent-slots.js';
 import { ManualClock } from '../helpers/clock.js';
 import { unitRun } from '../helpers/unit-run.js';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
+import { SessionStore } from '../../src/core/store/session-store.js';
 import type { SessionSnapshot } from '../../src/core/schema/index.js';
 
 test('polling: a change in a journal or the inbox is a hint; quiet rounds lengthen the interval; a change shortens it', async (t) => {
@@ -89,7 +90,7 @@ test("stray work in another daemon's shard is adopted once it has waited a whole
   const [waiting, idle, mine] = [u.newSession(), u.newSession(), u.newSession()];
   sendMessage(u.store, waiting, 'anyone?');
   const adopted: string[] = [];
-  const s = new StrayPickup({ clock: u.deps.clock, periodMs: 5000, store: u.store, sessionsDir: u.h.home.sessionsDir, owns: (id) => id === mine, busy: () => false, adopt: (id: string, _snap: SessionSnapshot) => adopted.push(id) });
+  const s = new StrayPickup({ clock: u.deps.clock, periodMs: 5000, leaseStaleMs: 10_000, store: u.store, sessionsDir: u.h.home.sessionsDir, owns: (id) => id === mine, busy: () => false, adopt: (id: string, _snap: SessionSnapshot) => adopted.push(id) });
   s.pass();
   assert.deepEqual(adopted, [], 'first look: its owner may be about to take it');
   s.pass();
@@ -100,8 +101,16 @@ test("stray work in another daemon's shard is adopted once it has waited a whole
   s.pass();
   sendMessage(u.store, busy, 'two');
   s.pass();
-  const all: string[] = adopted; // (deepEqual above narrowed its type)
-  assert.ok(!all.includes(busy) && !all.includes(idle) && !all.includes(mine));
+  const after: string[] = adopted; // (deepEqual above narrowed its type)
+  assert.ok(!after.includes(busy) && !after.includes(idle) && !after.includes(mine));
+  // Messages that keep arriving through inbox/ (a shared home) are new input, not progress: still adopted.
+  const flooded = u.newSession();
+  const shared = new SessionStore(u.h.home, u.deps, { shared: true });
+  sendMessage(shared, flooded, 'first');
+  s.pass();
+  sendMessage(shared, flooded, 'second');
+  s.pass();
+  assert.ok(after.includes(flooded), "a dead owner's session is taken even while messages keep arriving");
 });
 
 test('max_concurrent_runs: slots on the file system hold across daemons, even when they try at the same instant', async (t) => {

@@ -152,9 +152,11 @@ const MAX_OBSERVED = 10_000;
  * monotonic clock without a refresh that this host could see. 0: it had,
  * and has been taken away (renamed to a tombstone, which is checked to be
  * the very lock observed; or it was gone already): lock again. Otherwise
- * how long to wait before looking again.
+ * how long to wait before looking again. `observeOnly`: only look (a
+ * daemon watching work it may take later starts the watch early), never
+ * take the lock away.
  */
-export function observedStale(p: LockPaths, staleMs: number, now = performance.now()): number {
+export function observedStale(p: LockPaths, staleMs: number, now = performance.now(), opts: { observeOnly?: boolean } = {}): number {
   let st: fs.Stats;
   try {
     st = fs.statSync(p.lease);
@@ -169,7 +171,7 @@ export function observedStale(p: LockPaths, staleMs: number, now = performance.n
     return staleMs;
   }
   const left = staleMs - (now - seen.since);
-  if (left > 0) return left;
+  if (left > 0 || opts.observeOnly) return Math.max(left, 0.001);
   observed.delete(p.lease);
   const tomb = `${p.lease}.stale-${process.pid}-${Date.now()}`;
   try {
