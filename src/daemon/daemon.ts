@@ -115,6 +115,7 @@ export class Daemon {
   private readonly owns: (id: string) => boolean;
   private readonly strays: StrayPickup | null;
   private readonly slots: AgentSlots;
+  private readonly keepsSearch: boolean;
   /** Runs executed since start (for tests and benchmarks). */
   runsCompleted = 0;
   /** The latest results, executed or skipped, each reported once its session is settled again. */
@@ -143,6 +144,9 @@ export class Daemon {
     this.index = new WorkIndex(rt.home, rt.deps.clock);
     this.gate = new BackgroundGate(rt.deps.clock);
     this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f), nextTurn: this.gate.turn });
+    // SQLite's WAL does not work across hosts: on a shared home one daemon (shard 0) keeps the search index.
+    this.keepsSearch = !rt.store.shared || (o.shard?.index ?? 0) === 0;
+    if (!this.keepsSearch) this.search.stop();
     this.webhooks = new WebhookDispatcher({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
     this.sweeper = new SessionSweep({
       clock: rt.deps.clock,
@@ -243,7 +247,7 @@ export class Daemon {
     this.index.write();
     // In the background: the index is an aid, never a reason to hold up discovery or runs.
     if (!this.stopping) {
-      void this.search.start();
+      if (this.keepsSearch) void this.search.start();
       void this.webhooks.start();
     }
     this.startSweepOnce('scan');
