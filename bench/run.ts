@@ -19,6 +19,7 @@ import { benchSpawnCheck } from './spawn-check.js';
 import { benchEgress } from './egress.js';
 import { benchStart } from './start.js';
 import { benchApi } from './api.js';
+import { benchScaleOut } from './scale-out.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -36,11 +37,12 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   egress: () => benchEgress(),
   start: () => benchStart(),
   api: () => benchApi(),
+  'scale-out': () => benchScaleOut(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions. */
-const ON_REQUEST = new Set(['idle', 'start']);
+/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions; `scale-out` needs root, FUSE and sshd. */
+const ON_REQUEST = new Set(['idle', 'start', 'scale-out']);
 const names = wanted.length ? wanted : Object.keys(ALL).filter((n) => !ON_REQUEST.has(n));
 const raw: Record<string, unknown> = {};
 for (const n of names) {
