@@ -115,7 +115,8 @@ export class Daemon {
   private readonly owns: (id: string) => boolean;
   private readonly strays: StrayPickup | null;
   private readonly slots: AgentSlots;
-  private readonly keepsSearch: boolean;
+  /** Whether this daemon keeps the home's own state: the search index and the webhook deliveries. */
+  private readonly keepsHomeState: boolean;
   /** Runs executed since start (for tests and benchmarks). */
   runsCompleted = 0;
   /** The latest results, executed or skipped, each reported once its session is settled again. */
@@ -144,10 +145,14 @@ export class Daemon {
     this.index = new WorkIndex(rt.home, rt.deps.clock);
     this.gate = new BackgroundGate(rt.deps.clock);
     this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f), nextTurn: this.gate.turn });
-    // SQLite's WAL does not work across hosts: on a shared home one daemon (shard 0) keeps the search index.
-    this.keepsSearch = !rt.store.shared || (o.shard?.index ?? 0) === 0;
-    if (!this.keepsSearch) this.search.stop();
     this.webhooks = new WebhookDispatcher({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
+    // On a shared home one daemon (shard 0) keeps them: SQLite's WAL does not work across hosts, and webhooks
+    // delivered by every host would go out once per host, their journal appended from several.
+    this.keepsHomeState = !rt.store.shared || (o.shard?.index ?? 0) === 0;
+    if (!this.keepsHomeState) {
+      this.search.stop();
+      this.webhooks.stop();
+    }
     this.sweeper = new SessionSweep({
       clock: rt.deps.clock,
       periodMs: o.sweepMs,
@@ -247,8 +252,10 @@ export class Daemon {
     this.index.write();
     // In the background: the index is an aid, never a reason to hold up discovery or runs.
     if (!this.stopping) {
-      if (this.keepsSearch) void this.search.start();
-      void this.webhooks.start();
+      if (this.keepsHomeState) {
+        void this.search.start();
+        void this.webhooks.start();
+      }
     }
     this.startSweepOnce('scan');
     this.sweeper.start();
