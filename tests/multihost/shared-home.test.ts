@@ -256,15 +256,17 @@ globalThis.Date = Skewed;\n`,
   // measured from the first message to one of them after c went down.
   const during = lines.filter((l) => pickedUp(l, outage.from) && l.at <= outage.to);
   assert.ok(during.length > 0, `while host c was down (${outage.to - outage.from} ms), hosts a and b ran none of its sessions`);
-  const firstWork = Math.min(
-    ...[...cShard].flatMap((id) =>
-      readLines(store.paths(id).events)
-        .lines.map((l) => JSON.parse(l.text) as Record<string, unknown>)
-        .filter((e) => e.type === 'user.message' && Date.parse(e.created_at as string) >= outage.from)
-        .map((e) => Date.parse(e.created_at as string)),
-    ),
+  // From c's death, or from the first message to one of its sessions after it, whichever came later (work
+  // already waiting at the kill counts from the kill).
+  const arrivals = [...cShard].flatMap((id) =>
+    readLines(store.paths(id).events)
+      .lines.map((l) => JSON.parse(l.text) as Record<string, unknown>)
+      .filter((e) => e.type === 'user.message' && Date.parse(e.created_at as string) >= outage.from)
+      .map((e) => Date.parse(e.created_at as string)),
   );
-  const firstPickup = Math.min(...during.map((l) => l.at)) - Math.max(outage.from, firstWork);
+  const pickupAt = Math.min(...during.map((l) => l.at));
+  const waitingAtKill = pickupAt < Math.min(...arrivals);
+  const firstPickup = pickupAt - (waitingAtKill ? outage.from : Math.min(...arrivals));
   const spread = HOSTS.map((h) => lines.filter((l) => l.host === h && l.rec.kind === 'run_end').length);
-  t.diagnostic(`runs ${runs}; revisits ${revisits}, none consumed twice; run_end per host a/b/c ${spread.join('/')}; host c down ${((outage.to - outage.from) / 1000).toFixed(1)} s, its sessions' first waiting work taken by another host after ${(firstPickup / 1000).toFixed(1)} s; adopted while down: ${during.length} run(s)`);
+  t.diagnostic(`runs ${runs}; revisits ${revisits}, none consumed twice; run_end per host a/b/c ${spread.join('/')}; host c down ${((outage.to - outage.from) / 1000).toFixed(1)} s, its first waiting work (${waitingAtKill ? 'waiting at the kill' : 'arriving after it'}) taken by another host after ${(firstPickup / 1000).toFixed(1)} s; adopted while down: ${during.length} run(s)`);
 });
