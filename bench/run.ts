@@ -21,6 +21,7 @@ import { benchStart } from './start.js';
 import { benchApi } from './api.js';
 import { benchTelemetry } from './telemetry.js';
 import { benchInspector } from './inspector.js';
+import { benchScaleOut } from './scale-out.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -40,11 +41,12 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   api: () => benchApi(),
   telemetry: () => benchTelemetry(),
   inspector: () => benchInspector(),
+  'scale-out': () => benchScaleOut(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions; `telemetry` starts 12 daemons (3 paired rounds); `inspector` drives a browser over 10,000 sessions. */
-const ON_REQUEST = new Set(['idle', 'start', 'telemetry', 'inspector']);
+/** Run only when named: `idle` idles two minutes (60 s at each size, so the figure includes sweeps); `start` starts a daemon five times on 10,000 sessions; `telemetry` starts 12 daemons (3 paired rounds); `inspector` drives a browser over 10,000 sessions; `scale-out` needs root, FUSE and sshd. */
+const ON_REQUEST = new Set(['idle', 'start', 'telemetry', 'inspector', 'scale-out']);
 const names = wanted.length ? wanted : Object.keys(ALL).filter((n) => !ON_REQUEST.has(n));
 const raw: Record<string, unknown> = {};
 for (const n of names) {

@@ -11,7 +11,8 @@ import { SESSION_STATUSES } from './session-statuses.js';
 /** The options of `daemon` and `start` (which runs the daemon). */
 const DAEMON_OPTIONS: Record<string, OptionSpec> = {
   concurrency: { type: 'string', value: 'N', description: 'runs at once (default 4)' },
-  poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems)' },
+  poll: { type: 'boolean', description: 'poll the filesystem instead of native events (network filesystems): stats only, every 0.25-2 s' },
+  shard: { type: 'string', value: 'I/N', description: "watch and sweep only share I of N of the sessions (several daemons on one home); others' stray work is still taken" },
   sweep: { type: 'string', value: 'SECONDS', description: 'how often to re-check every session for missed changes (default 30)' },
   // Spelled out, not imported: the catalog loads nothing from core (the policies and default are durability.ts's; a test holds them equal).
   fsync: { type: 'string', value: 'always|run|never', description: "when runs' writes are synced to disk: always, run (each run's end, and every person's event), never (default run)" },
@@ -134,9 +135,10 @@ export const COMMANDS: CommandSpec[] = [
     options: {
       lines: { type: 'boolean', description: 'read stdin and send each non-empty line as its own message' },
       wait: { type: 'boolean', description: "wait for the agent's turn: print its replies (its tool calls on stderr) and what it waits for; exit when it is idle" },
+      shared: { type: 'boolean', description: "the home is shared between hosts: write through the session's inbox/ (a rename), never an append (default: judged from openboa.yaml's shared: and the file system)" },
     },
     details:
-      'The message is always appended. When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result). With --wait, the daemon runs the session if one runs on the home, else this process does; exit 0 when the turn ended (idle, or waiting on a person), 1 when it did not (a failed run backing off, a paused session).',
+      'The message is always appended (on a shared home, dropped into the session\'s inbox/, and in the log once a run takes it in). When no daemon runs on the home, or the session waits on answers or is terminated, a note on stderr says so (--json: "notes" in the result). With --wait, the daemon runs the session if one runs on the home, else this process does; exit 0 when the turn ended (idle, or waiting on a person), 1 when it did not (a failed run backing off, a paused session).',
     load: () => import('./commands/send.js'),
   },
   {

@@ -1,3 +1,5 @@
+import type { Shard } from './shard.js';
+
 /** What a daemon is started with (daemon.ts; the CLI's `openboa daemon` options, docs/daemon.md). */
 export interface DaemonOptions {
   concurrency: number;
@@ -13,4 +15,8 @@ export interface DaemonOptions {
   leaseStaleMs?: number;
   /** Width of the operator's terminal, for clipping what the agent said (default 120). */
   columns?: number;
+  /** `--shard i/n`: the sessions this daemon watches and sweeps (shard.ts); others only when stray (stray-pickup.ts). */
+  shard?: Shard | null;
+  /** How often stray work outside the shard is looked for, ms (default a quarter of the lease's stale time). */
+  strayMs?: number;
 }

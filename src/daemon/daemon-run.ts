@@ -44,14 +44,18 @@ export interface RunRequest {
   urgent: boolean;
   /** Called once the run holds the lease (and again, harmlessly, by the caller when it ends). */
   opening: () => void;
+  /** Takes one of the agent's run slots across daemons (agent-slots.ts, max_concurrent_runs), waiting for one; null: no limit. */
+  slot?: () => Promise<{ release(): Promise<void> } | null>;
 }
 
 export async function runRecorded(d: DaemonRunDeps, id: string, o: RunRequest): Promise<RunOutcome> {
   const { rt, log } = d;
   const runtimeDir = rt.store.paths(id).runtime;
   const at = () => iso(rt.deps.clock.now());
+  let slot: { release(): Promise<void> } | null = null;
   try {
     if (o.urgent) d.pacing.begin(id);
+    slot = (await o.slot?.()) ?? null;
     const r = await wake(rt, id, {
       signal: o.signal,
       retryNow: o.retryNow,
@@ -85,6 +89,8 @@ export async function runRecorded(d: DaemonRunDeps, id: string, o: RunRequest): 
     log.notice(`run of ${id} failed: ${(e as Error).message}`, { session_id: id });
     await recordFailedWake(rt, id, e as Error, d.leaseStaleMs);
     return { result: null, skipped: false, threw: true };
+  } finally {
+    await slot?.release();
   }
 }
 

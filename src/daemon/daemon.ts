@@ -54,6 +54,9 @@ import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { RunPacing, queuePriority } from './run-pacing.js';
 import { BackgroundGate } from './background-gate.js';
 import { watchHome } from './home-watches.js';
+import { owns } from './shard.js';
+import { StrayPickup } from './stray-pickup.js';
+import { AgentSlots, agentLimitOf } from './agent-slots.js';
 import type { DaemonOptions } from './daemon-options.js';
 
 export type { DaemonOptions } from './daemon-options.js';
@@ -91,6 +94,11 @@ export class Daemon {
   private readonly runDeps: DaemonRunDeps;
   private stopping = false;
   private readonly leaseStaleMs: number;
+  private readonly owns: (id: string) => boolean;
+  private readonly strays: StrayPickup | null;
+  private readonly slots: AgentSlots;
+  /** Whether this daemon keeps the home's own state: the search index and the webhook deliveries. */
+  private readonly keepsHomeState: boolean;
   /** Runs executed since start (for tests and benchmarks). */
   runsCompleted = 0;
   /** The latest results, executed or skipped, each reported once its session is settled again. */
@@ -104,6 +112,17 @@ export class Daemon {
     if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new OpenboaError('invalid_input', `concurrency: expected a whole number >= 1, got ${o.concurrency}`);
     this.queue = new PQueue({ concurrency: o.concurrency });
     this.leaseStaleMs = o.leaseStaleMs ?? LEASE_STALE_MS;
+    const shard = o.shard ?? null;
+    this.owns = (id) => owns(shard, id);
+    this.slots = new AgentSlots({ home: rt.home, shared: rt.store.shared, staleMs: this.leaseStaleMs, nowIso: () => iso(rt.deps.clock.now()), random: rt.deps.random });
+    const strayMs = o.strayMs ?? this.leaseStaleMs / 4;
+    this.strays =
+      shard && shard.count > 1
+        ? new StrayPickup({ clock: rt.deps.clock, periodMs: strayMs, leaseStaleMs: this.leaseStaleMs, store: rt.store, sessionsDir: rt.home.sessionsDir, owns: this.owns, busy: (id) => this.queued.has(id) || this.running.has(id), adopt: (id, snap) => {
+            this.log.notice(`taking session ${id} from another shard: its work has waited unrun for ${strayMs / 1000} s`, { event: 'stray_adopted', session_id: id });
+            this.request(id, snap);
+          } })
+        : null;
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
@@ -111,11 +130,15 @@ export class Daemon {
     this.gate = new BackgroundGate(rt.deps.clock);
     this.search = new SearchFeed({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f), nextTurn: this.gate.turn });
     this.webhooks = new WebhookDispatcher({ rt, sweepMs: o.sweepMs, notice: (m, f) => this.log.notice(m, f) });
+    // On a shared home one daemon (shard 0) keeps them: SQLite's WAL does not work across hosts, and webhooks
+    // delivered by every host would go out once per host, their journal appended from several.
+    this.keepsHomeState = !rt.store.shared || (o.shard?.index ?? 0) === 0;
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
     ({ sweeper: this.sweeper, watcher: this.watcher, definitions: this.definitions } = watchHome(rt, o, {
       holds: this.holds,
       gate: this.gate,
       log: this.log,
+      owns: this.owns,
       evaluate: (id) => this.evaluate(id),
       forget: (id) => this.forget(id),
       hinted: (id) => {
@@ -167,7 +190,7 @@ export class Daemon {
       this.definitions.start();
     }
     // Sessions with work first (the index, then newest-modified): their runs begin while discovery goes on.
-    const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds(), this.index.load());
+    const ids = discoveryOrder(this.rt.home.sessionsDir, this.rt.store.listIds().filter(this.owns), this.index.load());
     let slice = performance.now();
     for (let i = 0; i < ids.length; i++) {
       if (this.stopping) break;
@@ -179,12 +202,13 @@ export class Daemon {
     }
     this.index.write();
     // In the background: the index is an aid, never a reason to hold up discovery or runs.
-    if (!this.stopping) {
+    if (!this.stopping && this.keepsHomeState) {
       void this.search.start();
       void this.webhooks.start();
     }
     this.startSweepOnce('scan');
     this.sweeper.start();
+    this.strays?.start();
     return { sessions: ids.length };
   }
 
@@ -229,6 +253,8 @@ export class Daemon {
   evaluate(id: string, folded?: SessionSnapshot): boolean {
     if (this.stopping) return false;
     const run = this.running.get(id);
+    // Another daemon's share: looked at only when stray (stray-pickup.ts), or while it runs here.
+    if (!run && !this.owns(id)) return false;
     let snap: SessionSnapshot;
     try {
       // While a run holds the session, only read: the run writes session.json itself.
@@ -309,7 +335,7 @@ export class Daemon {
     let result: WakeResult | null = null;
     const begun = this.holds.begin(id);
     try {
-      ({ result, skipped, threw } = await runRecorded(this.runDeps, id, { signal: entry.controller.signal, retryNow: begun.retryNow, urgent, opening }));
+      ({ result, skipped, threw } = await runRecorded(this.runDeps, id, { signal: entry.controller.signal, retryNow: begun.retryNow, urgent, opening, slot: () => this.slots.take(...agentLimitOf(this.rt, id)) }));
       if (result && !skipped) this.runsCompleted += 1;
     } finally {
       opening();
@@ -381,6 +407,7 @@ export class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     this.sweeper.stop();
+    this.strays?.stop();
     this.search.stop();
     this.webhooks.stop();
     this.tails.stop();

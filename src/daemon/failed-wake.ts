@@ -17,7 +17,7 @@ import type { Runtime } from '../core/run/run-context.js';
 export async function recordFailedWake(rt: Runtime, sessionId: string, e: Error, leaseStaleMs: number): Promise<void> {
   try {
     const p = rt.store.paths(sessionId);
-    const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(rt.deps.clock.now()), staleMs: leaseStaleMs });
+    const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(rt.deps.clock.now()), staleMs: leaseStaleMs, shared: rt.store.shared });
     try {
       recordFailedRun(rt, sessionId, { code: 'run_failed', message: `the run failed: ${e.message}` });
     } finally {

@@ -20,6 +20,8 @@ export interface WatchHandlers {
   holds: SessionHolds;
   gate: BackgroundGate;
   log: OperatorLog;
+  /** The sessions this daemon watches and sweeps (shard.ts: all without --shard). */
+  owns: (id: string) => boolean;
   /** Looks at a session again (daemon.ts evaluate). */
   evaluate: (id: string) => void;
   /** The session is gone. */
@@ -43,7 +45,7 @@ export function watchHome(rt: Runtime, o: DaemonOptions, h: WatchHandlers): Home
   const sweeper = new SessionSweep({
     clock: rt.deps.clock,
     periodMs: o.sweepMs,
-    store: rt.store,
+    store: { listIds: () => rt.store.listIds().filter(h.owns) },
     sessionsDir: rt.home.sessionsDir,
     inboxWork: (id) => h.holds.inboxWork(id),
     inboxStuck: (id) => h.holds.inboxStuck(id),
@@ -58,6 +60,7 @@ export function watchHome(rt: Runtime, o: DaemonOptions, h: WatchHandlers): Home
     clock: rt.deps.clock,
     poll: o.poll,
     ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
+    owns: h.owns,
     onHint: (id) => {
       sweeper.hinted(id);
       h.evaluate(id);

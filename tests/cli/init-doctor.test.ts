@@ -83,7 +83,7 @@ test('doctor: exit 0 and ok when every check passes; it names the sandbox, the h
   assert.equal(r.code, 0, r.stdout + r.stderr);
   const d = JSON.parse(r.stdout) as Doctor;
   assert.equal(d.ok, true);
-  assert.deepEqual(d.checks.map((c) => c.name), ['home', 'definitions', 'sandbox', 'models', 'ptrace', 'daemon']);
+  assert.deepEqual(d.checks.map((c) => c.name), ['home', 'definitions', 'sandbox', 'models', 'ptrace', 'daemon', 'shared home']);
   assert.equal(check(d, 'home').status, 'ok');
   assert.match(check(d, 'home').message, /is writable/);
   assert.equal(check(d, 'models').status, 'ok');

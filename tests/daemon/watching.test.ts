@@ -29,6 +29,8 @@ test('--poll: appends are noticed by polling', async (t) => {
     check();
   });
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"hello"}\n');
+  // The polling rounds run on the daemon's clock: the next one, at most the interval away, sees the append.
+  await b.deps.clock.advance(100);
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
 });
@@ -54,6 +56,7 @@ test('running out of inotify watches (ENOSPC) falls back to polling with a warni
     check();
   });
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"still seen"}\n');
+  await b.deps.clock.advance(100);
   await new Promise<void>((resolve) => {
     const check = () => (hints.includes(id) ? resolve() : setTimeout(check, 20));
     check();

@@ -3,6 +3,7 @@ import { probeCapabilities } from '../../core/sandbox/isolation.js';
 import { UsageError, type CliContext, type CommandInput, type Flags } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
+import { parseShard, type Shard } from '../../daemon/shard.js';
 import { SessionStore } from '../../core/store/session-store.js';
 import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
 import { setupTelemetry, type TelemetrySetup } from '../../daemon/telemetry-setup.js';
@@ -55,7 +56,7 @@ async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: 
 async function serveWith(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void, tel: TelemetrySetup, made: (d: Daemon) => void): Promise<number> {
   const d = new Daemon(
     { home: ctx.home, store: ctx.store, deps: ctx.deps },
-    { concurrency, poll: flags.poll === true, sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },
+    { concurrency, poll: flags.poll === true, shard: shardFlag(flags), sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },
   );
   made(d);
   const caps = probeCapabilities();
@@ -92,6 +93,16 @@ async function listenFor(ctx: CliContext, d: Daemon, listen: string, write: (lin
   } catch (e) {
     await d.stop();
     throw e instanceof ListenRefused ? new UsageError(e.message) : e;
+  }
+}
+
+/** `--shard I/N`, checked (a usage error names it), or null. */
+function shardFlag(flags: Flags): Shard | null {
+  if (typeof flags.shard !== 'string') return null;
+  try {
+    return parseShard(flags.shard);
+  } catch (e) {
+    throw new UsageError(`--shard: ${(e as Error).message}`);
   }
 }
 

@@ -168,6 +168,7 @@ export async function run(ctx: CliContext): Promise<number | void> {
     await checkModels(agents, (await daemonKeySource(ctx)) ?? { env: ctx.deps.env, where: 'this shell', daemon: false }),
     checkPtrace(),
     await checkDaemon(ctx),
+    ...(fs.existsSync(root) ? await (await import('./doctor-shared.js')).checkSharedHome(ctx.home) : []),
   ];
   const failed = checks.filter((c) => c.status === 'fail');
   ctx.out.result({ home: root, ok: failed.length === 0, checks }, () => {

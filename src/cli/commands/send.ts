@@ -1,11 +1,14 @@
 import * as z from 'zod';
 import { sendMessage } from '../../core/ops/session-ops.js';
+import { SessionStore } from '../../core/store/session-store.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
 import { readStdin } from '../stdin.js';
 import { whyItWaits } from '../why-it-waits.js';
 import { EXIT } from '../exit.js';
 
-export async function run(ctx: CliContext, { args, rest, flags }: CommandInput): Promise<number | void> {
+export async function run(given: CliContext, { args, rest, flags }: CommandInput): Promise<number | void> {
+  // --shared: whatever the home looks like from here, another host may be appending (store/shared-home.ts).
+  const ctx = flags.shared === true ? { ...given, store: new SessionStore(given.home, given.deps, { shared: true }) } : given;
   // A one-shot send parses a few records once: zod's compiled fast path costs more to build than it saves
   // (about 15 % of the process's CPU). `--wait` runs a session in this process, where it pays.
   if (flags.wait !== true) z.config({ jitless: true });

@@ -70,7 +70,7 @@ export function cascadeInterrupt(store: SessionStore, parentId: string, reason: 
     seen.add(childId);
     if (!busyTree(store, c, MAX_WALK_DEPTH, seen, maxSessions)) continue;
     try {
-      store.appendUserEvent(childId, { type: 'user.interrupt', reason });
+      store.deliverUserEvent(childId, { type: 'user.interrupt', reason });
       hit.push(childId);
     } catch {
       // a child folder removed meanwhile has nothing to stop

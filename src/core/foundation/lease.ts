@@ -12,9 +12,21 @@
  *
  * `lease.json` beside it says who holds it (pid, host, run); it is advisory:
  * the lock directory decides.
+ *
+ * On a home shared between hosts (`shared`), staleness is not judged by
+ * comparing the lock's mtime with this host's clock, as proper-lockfile
+ * does: the mtime is written by the holder's clock (or the file server's),
+ * and a few seconds of skew would break a live lease. Instead a lock is
+ * stale once this process has seen its mtime stay unchanged for `stale` ms
+ * of its own monotonic clock (observedStale): only durations measured here
+ * count, so no clock of another host matters. The first look at a lock
+ * starts the watch; the caller is told when to look again (retryAfterMs).
+ * The file system's attribute cache must be shorter than `stale` minus the
+ * refresh period (docs/daemon.md, "Several hosts on one home").
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
@@ -22,6 +34,12 @@ import { writeJsonAtomic } from '../store/atomic-file.js';
 
 /** A dead holder's lease is taken over after this long without a refresh. */
 export const LEASE_STALE_MS = 10_000;
+/**
+ * proper-lockfile's `stale` on a shared home: never reached, so it breaks no lock by comparing clocks. (It is
+ * also how long a holder whose refreshes fail with an error other than ENOENT goes on retrying them: on a
+ * shared home the holder cannot write its log either then.)
+ */
+const SHARED_NEVER_STALE_MS = 2 ** 30;
 
 /**
  * proper-lockfile, loaded on first use: it brings graceful-fs (which patches
@@ -83,10 +101,13 @@ export interface AcquireOptions {
   what?: string;
   /** How long a lock with no owner record must stand unrefreshed before it counts as abandoned (tests). */
   unrecordedGraceMs?: number;
+  /** The home is shared between hosts: staleness is observed, never judged against this host's clock (see the module comment). */
+  shared?: boolean;
 }
 
 /** Takes the session's lease or throws `busy` at once (no waiting). */
 export async function acquireLease(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
+  if (opts.shared) return acquireShared(p, opts);
   const grace = opts.unrecordedGraceMs ?? UNRECORDED_GRACE_MS;
   try {
     return await lockOnce(p, opts);
@@ -99,6 +120,82 @@ export async function acquireLease(p: LockPaths, opts: AcquireOptions): Promise<
     if (idle !== null && OpenboaError.is(e)) e.retryAfterMs = Math.max(0, grace - idle) + 50;
     throw e;
   }
+}
+
+/**
+ * acquireLease on a shared home. A dead holder of this machine (same boot,
+ * same PID namespace, recorded for this very lock) is still broken at once;
+ * a lock with no record is given no early grace (its age would be judged
+ * against another host's clock); anything else is broken once observedStale
+ * says so.
+ */
+async function acquireShared(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
+  const staleMs = opts.staleMs ?? LEASE_STALE_MS;
+  try {
+    return await lockOnce(p, opts);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'busy') throw e;
+    if (breakAbandoned(p, Infinity)) return lockOnce(p, opts);
+    const wait = observedStale(p, staleMs);
+    if (wait === 0) return lockOnce(p, opts);
+    if (OpenboaError.is(e)) e.retryAfterMs = wait + 50;
+    throw e;
+  }
+}
+
+/** What this process last saw of each lock it found taken: its mtime, and since when (performance.now()) unchanged. */
+const observed = new Map<string, { mtimeMs: number; since: number }>();
+const MAX_OBSERVED = 10_000;
+
+/**
+ * Whether the lock at p.lease has gone `staleMs` of this process's
+ * monotonic clock without a refresh that this host could see. 0: it had,
+ * and has been taken away (renamed to a tombstone, which is checked to be
+ * the very lock observed; or it was gone already): lock again. Otherwise
+ * how long to wait before looking again. `observeOnly`: only look (a
+ * daemon watching work it may take later starts the watch early), never
+ * take the lock away.
+ */
+export function observedStale(p: LockPaths, staleMs: number, now = performance.now(), opts: { observeOnly?: boolean } = {}): number {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(p.lease);
+  } catch {
+    observed.delete(p.lease);
+    return 0;
+  }
+  const seen = observed.get(p.lease);
+  if (!seen || seen.mtimeMs !== st.mtimeMs) {
+    if (observed.size >= MAX_OBSERVED) observed.delete(observed.keys().next().value as string);
+    observed.set(p.lease, { mtimeMs: st.mtimeMs, since: now });
+    return staleMs;
+  }
+  const left = staleMs - (now - seen.since);
+  if (left > 0 || opts.observeOnly) return Math.max(left, 0.001);
+  observed.delete(p.lease);
+  const tomb = `${p.lease}.stale-${process.pid}-${Date.now()}`;
+  try {
+    fs.renameSync(p.lease, tomb);
+  } catch {
+    return 0; // gone or taken meanwhile: the next lock attempt tells
+  }
+  const moved = fs.statSync(tomb, { throwIfNoEntry: false });
+  if (!moved || moved.mtimeMs !== st.mtimeMs) {
+    // Refreshed in the instant between the look and the rename: give it back (its holder may already have
+    // found it gone and stopped, which is safe).
+    try {
+      fs.renameSync(tomb, p.lease);
+    } catch {
+      // a new lock stands there now; its maker won the race
+    }
+    return staleMs;
+  }
+  try {
+    fs.rmSync(tomb, { recursive: true, force: true });
+  } catch {
+    // a leftover tombstone is harmless
+  }
+  return 0;
 }
 
 /** The identity of a lock directory: inode and birth time; null when gone or the file system keeps no birth time. */
@@ -234,7 +331,8 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
     releaseLock = lf.lockSync(p.dir, {
       lockfilePath: p.lease,
       realpath: false,
-      stale: opts.staleMs ?? LEASE_STALE_MS,
+      // On a shared home proper-lockfile never breaks a lock by its clock (observedStale does, by watching).
+      stale: opts.shared ? SHARED_NEVER_STALE_MS : (opts.staleMs ?? LEASE_STALE_MS),
       // Refreshed every stale/5 (2 s), not proper-lockfile's stale/2: a live lock whose record was lost (see
       // UNRECORDED_GRACE_MS) must show a refresh well inside the grace even when the event loop stalls.
       update: Math.max(1000, Math.floor((opts.staleMs ?? LEASE_STALE_MS) / 5)),

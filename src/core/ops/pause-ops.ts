@@ -17,7 +17,7 @@ export interface PauseResult {
 /** Appends a user.pause: no run starts until a resume (an interrupt is still honoured). */
 export function pauseSession(store: SessionStore, sessionId: string, reason?: string): PauseResult {
   const before = store.snapshot(sessionId).paused;
-  const event = store.appendUserEvent(sessionId, { type: 'user.pause', ...(reason ? { reason } : {}) });
+  const event = store.deliverUserEvent(sessionId, { type: 'user.pause', ...(reason ? { reason } : {}) });
   const notes: string[] = [];
   if (before) notes.push(`session ${sessionId} was already paused (since ${before.since}${before.reason ? `: ${before.reason}` : ''}); nothing changed`);
   else {
@@ -30,7 +30,7 @@ export function pauseSession(store: SessionStore, sessionId: string, reason?: st
 /** Appends a user.resume: what waited (messages, answers, due revisits) is taken in by the next run. */
 export function resumeSession(store: SessionStore, sessionId: string): PauseResult {
   const before = store.snapshot(sessionId).paused;
-  const event = store.appendUserEvent(sessionId, { type: 'user.resume' });
+  const event = store.deliverUserEvent(sessionId, { type: 'user.resume' });
   const notes: string[] = [];
   if (!before) notes.push(`session ${sessionId} was not paused; nothing changed`);
   return { event, notes };

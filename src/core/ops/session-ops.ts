@@ -19,7 +19,7 @@ export function sendMessage(store: SessionStore, sessionId: string, content: str
   if (typeof content === 'string' && content.trim() === '') throw invalidInput('the message is empty');
   const blocks: UserContentBlock[] = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
   // A caller's trace context (W3C traceparent), when it sent one: the run that takes the message in joins that trace.
-  return store.appendUserEvent(sessionId, { type: 'user.message', content: blocks, ...(o.traceparent ? { traceparent: o.traceparent } : {}) });
+  return store.deliverUserEvent(sessionId, { type: 'user.message', content: blocks, ...(o.traceparent ? { traceparent: o.traceparent } : {}) });
 }
 
 /**
@@ -100,7 +100,7 @@ function openUse(store: SessionStore, sessionId: string, eventId: string, kind: 
 export function confirmToolUse(store: SessionStore, sessionId: string, toolUseId: string, answer: { allow: boolean; message?: string | undefined }): SessionEvent {
   if (answer.allow && answer.message !== undefined) throw invalidField('message', 'goes with a deny only (it tells the agent why)');
   openUse(store, sessionId, toolUseId, 'tool');
-  return store.appendUserEvent(sessionId, {
+  return store.deliverUserEvent(sessionId, {
     type: 'user.tool_confirmation',
     tool_use_id: toolUseId,
     result: answer.allow ? 'allow' : 'deny',
@@ -112,7 +112,7 @@ export function confirmToolUse(store: SessionStore, sessionId: string, toolUseId
 export function answerCustomTool(store: SessionStore, sessionId: string, customToolUseId: string, text: string, isError: boolean): SessionEvent {
   openUse(store, sessionId, customToolUseId, 'custom');
   if (text.trim() === '') throw invalidInput('the result text is empty');
-  return store.appendUserEvent(sessionId, {
+  return store.deliverUserEvent(sessionId, {
     type: 'user.custom_tool_result',
     custom_tool_use_id: customToolUseId,
     content: [{ type: 'text', text }],
@@ -159,11 +159,11 @@ export function defineOutcome(store: SessionStore, sessionId: string, o: Outcome
     ...(o.check !== undefined ? { check: o.check.trim() === 'auto' ? { auto: true as const } : { command: o.check } } : {}),
     ...(o.files?.length ? { files: o.files } : {}),
   };
-  return store.appendUserEvent(sessionId, event as NewEvent);
+  return store.deliverUserEvent(sessionId, event as NewEvent);
 }
 
 export function interruptSession(store: SessionStore, sessionId: string, reason?: string): SessionEvent {
-  return store.appendUserEvent(sessionId, { type: 'user.interrupt', ...(reason ? { reason } : {}) });
+  return store.deliverUserEvent(sessionId, { type: 'user.interrupt', ...(reason ? { reason } : {}) });
 }
 
 /**

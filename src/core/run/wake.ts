@@ -57,7 +57,7 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
   const t0 = deps.clock.now();
   const paths = store.require(sessionId);
   let runId = deps.ids.run();
-  const lease = await acquireLease(paths, { purpose: 'wake', wakeId: runId, nowIso: iso(t0), ...(opts.leaseStaleMs ? { staleMs: opts.leaseStaleMs } : {}) });
+  const lease = await acquireLease(paths, { purpose: 'wake', wakeId: runId, nowIso: iso(t0), shared: store.shared, ...(opts.leaseStaleMs ? { staleMs: opts.leaseStaleMs } : {}) });
   const result = (snap: SessionSnapshot, over: Partial<WakeResult>): WakeResult => ({
     session_id: sessionId,
     outcome: 'executed',

@@ -130,6 +130,8 @@ export const AgentDefinition = z
     mcp_servers: McpServers.default([]),
     /** A recurring revisit of every root session (schema/recurrence.ts; docs/daemon.md, "Heartbeats"). */
     heartbeat: HeartbeatSettings.optional(),
+    /** Runs of this agent's sessions at once across every daemon on the home (docs/daemon.md); absent: no limit. */
+    max_concurrent_runs: z.number().int().positive().max(10_000).optional(),
   })
   .superRefine((a, ctx) => {
     if (a.provider === 'scripted' && !a.script) {

@@ -21,6 +21,11 @@ export const Webhook = z.strictObject({
 export type Webhook = z.infer<typeof Webhook>;
 
 export const HomeConfig = z.strictObject({
+  /**
+   * Whether hosts share this home (docs/daemon.md, "Several hosts on one home"); absent: judged by the file
+   * system it is on. Read before this schema by store/shared-home.ts, as a top-level `shared: true|false` line.
+   */
+  shared: z.boolean().optional(),
   webhooks: z
     .array(Webhook)
     .default([])

@@ -39,6 +39,8 @@ import { Durability, COMMITS } from './durability.js';
 import type { AppendOptions, CreateSessionInput, EventLines, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 import { readSnapshotFile, sameCursors, writeSnapshotFileIfMoved } from './snapshot-file.js';
 import { FoldCache, fileStamp, journalStamp } from './fold-cache.js';
+import { homeIsShared } from './shared-home.js';
+import { dropInInbox } from './inbox-drop.js';
 
 export type { AppendOptions, CreateSessionInput, EventLines, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 export { START, type Cursor } from './jsonl.js';
@@ -58,6 +60,14 @@ export class SessionStore {
     opts: StoreOptions = {},
   ) {
     this.durability = new Durability(opts.fsync, opts.syncFd);
+    this.sharedSetting = opts.shared;
+  }
+
+  private sharedSetting: boolean | undefined;
+
+  /** Whether hosts share this home (StoreOptions.shared, else judged once: shared-home.ts). */
+  get shared(): boolean {
+    return (this.sharedSetting ??= homeIsShared(this.home));
   }
 
   /** Appends to one of the session's journals through the durability policy. */
@@ -282,6 +292,21 @@ export class SessionStore {
   /** Appends a user event as a person would: id and created_at included, no wake_id. */
   appendUserEvent(sessionId: string, event: NewEvent): SessionEvent {
     return this.appendEvents(sessionId, [event], { durable: true })[0] as SessionEvent;
+  }
+
+  /**
+   * A person's event, from a process that does not hold the session's lease
+   * (the CLI, the HTTP API, a parent's run writing to its child): appended,
+   * or on a shared home dropped into `inbox/` for the run that holds the
+   * lease to move in (shared-home.ts). Returned as it will be in the log; on
+   * a shared home it is there once a run has taken it in.
+   */
+  deliverUserEvent(sessionId: string, event: NewEvent): SessionEvent {
+    if (!this.shared) return this.appendUserEvent(sessionId, event);
+    const p = this.forWrite(sessionId);
+    const stamped = this.stamp(event);
+    dropInInbox(p, [JSON.stringify(stamped)], this.durability.policy !== 'never');
+    return stamped;
   }
 
   /** Appends a wake.scheduled (a recurring one's rule as its `every`, or `cron` and `timezone`, fields) and returns it. */

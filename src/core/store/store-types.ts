@@ -21,6 +21,8 @@ export interface StoreOptions {
   fsync?: FsyncPolicy;
   /** fdatasync(2); tests pass one that counts. */
   syncFd?: SyncFd;
+  /** Whether hosts share the home (person's events go through inbox/); default: judged (shared-home.ts). */
+  shared?: boolean;
 }
 
 export interface CreateSessionInput {

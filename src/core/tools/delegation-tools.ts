@@ -102,7 +102,7 @@ export const sendToSessionTool: Tool<typeof SendToSessionInput> = {
     const interrupted = interruptedSinceRun(ctx.store, me, openedAt, ctx.clock.now());
     if (interrupted) return fail(`not sent: ${interrupted}`);
     const msg = ctx.redactor.text(input.message);
-    ctx.store.appendUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt, ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) });
+    ctx.store.deliverUserEvent(input.session_id, { type: 'user.message', content: text(msg), mandate_at: openedAt, ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) });
     emit([{ type: 'agent.thread_message_sent', to_session_thread_id: input.session_id, to_agent_name: c.agent, content: text(msg) }]);
     return ok(`sent to ${input.session_id} (agent ${c.agent}); its report comes back to you when its run ends`);
   },

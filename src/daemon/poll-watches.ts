@@ -1,0 +1,128 @@
+/**
+ * The polling half of the session watcher (`--poll`), for a home on a
+ * network file system, where inotify reports nothing another host wrote.
+ * Cheap enough for a large shared home: per round, one listing of
+ * `sessions/` and, per session, the size and mtime of events.jsonl and
+ * wake-queue.jsonl and the mtime of its inbox/ folder (three stats, no file
+ * is opened or read, no folder but `sessions/` is listed). Nothing else is
+ * kept per session than those five numbers.
+ *
+ * Contracts (those of FolderWatches, which it stands in for):
+ * - `onHint(id)` for a session whose stats changed since the last round,
+ *   and for a session folder that appeared; `onGone(id)` for one that went.
+ *   The first round only records (the daemon's start scan looks at every
+ *   session anyway) and then emits 'ready'.
+ * - The interval adapts: `minMs` after a round that found a change, then
+ *   half again as long after each quiet round, up to `maxMs`. A busy home is
+ *   polled often; an idle one costs a round every `maxMs`.
+ * - A round stats SLICE sessions per turn of the event loop (awaiting
+ *   `nextTurn` between slices), so it never holds up runs for long.
+ * - `owns(id)` limits the stats to this daemon's share (`--shard`); new and
+ *   gone folders are reported for every session.
+ * - A file or folder that vanishes between the listing and the stat is a
+ *   normal race: it reads as absent, which is a change like any other.
+ * - close() stops the rounds; no hint after it.
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Clock } from '../core/foundation/clock.js';
+import { listSessionIds } from '../core/store/session-dirs.js';
+
+export interface PollWatchesOptions {
+  sessionsDir: string;
+  clock: Pick<Clock, 'setTimer'>;
+  onHint: (sessionId: string) => void;
+  onGone: (sessionId: string) => void;
+  /** The shortest interval, after a round that found a change (default 250 ms). */
+  minMs?: number;
+  /** The longest, reached after quiet rounds (default 2 s). */
+  maxMs?: number;
+  /** The sessions whose files this daemon polls (default: all). */
+  owns?: (sessionId: string) => boolean;
+  nextTurn?: () => Promise<void>;
+}
+
+/** Sessions stat'ed per turn of the event loop. */
+const SLICE = 500;
+/** Each quiet round lengthens the interval by half. */
+const BACKOFF = 1.5;
+
+export const POLL_MIN_MS = 250;
+export const POLL_MAX_MS = 2000;
+
+export class PollWatches extends EventEmitter {
+  private readonly seen = new Map<string, string>();
+  private closed = false;
+  private cancel: (() => void) | null = null;
+  private intervalMs: number;
+  /** Rounds done (tests, benchmarks). */
+  rounds = 0;
+
+  constructor(private readonly o: PollWatchesOptions) {
+    super();
+    this.intervalMs = o.minMs ?? POLL_MIN_MS;
+  }
+
+  /** Starts the rounds; the first (which only records) runs on a later turn, so 'ready' never comes from start(). */
+  start(): void {
+    setImmediate(() => void this.round(true));
+  }
+
+  /** The stats that stand for a session's state: a change in any is a hint. */
+  private stamp(id: string): string {
+    const dir = this.o.sessionsDir + path.sep + id + path.sep;
+    const e = fs.statSync(dir + 'events.jsonl', { throwIfNoEntry: false });
+    const w = fs.statSync(dir + 'wake-queue.jsonl', { throwIfNoEntry: false });
+    const i = fs.statSync(dir + 'inbox', { throwIfNoEntry: false });
+    return `${e?.size ?? -1}:${e?.mtimeMs ?? -1}:${w?.size ?? -1}:${w?.mtimeMs ?? -1}:${i?.mtimeMs ?? -1}`;
+  }
+
+  private async round(first: boolean): Promise<void> {
+    if (this.closed) return;
+    let changed = false;
+    try {
+      const ids = listSessionIds(this.o.sessionsDir);
+      const present = new Set(ids);
+      for (const id of [...this.seen.keys()]) {
+        if (present.has(id)) continue;
+        this.seen.delete(id);
+        changed = true;
+        if (!first) this.o.onGone(id);
+      }
+      for (let i = 0; i < ids.length; i++) {
+        if (i > 0 && i % SLICE === 0) {
+          await (this.o.nextTurn ?? nextTurn)();
+          if (this.closed) return;
+        }
+        const id = ids[i] as string;
+        const known = this.seen.has(id);
+        if (known && this.o.owns && !this.o.owns(id)) continue;
+        const s = this.o.owns && !this.o.owns(id) ? '' : this.stamp(id);
+        if (known && this.seen.get(id) === s) continue;
+        this.seen.set(id, s);
+        changed = true;
+        if (!first) this.o.onHint(id);
+      }
+    } catch (e) {
+      this.emit('error', e);
+    }
+    this.rounds += 1;
+    if (this.closed) return;
+    if (first) this.emit('ready');
+    this.intervalMs = changed && !first ? (this.o.minMs ?? POLL_MIN_MS) : Math.min(this.o.maxMs ?? POLL_MAX_MS, this.intervalMs * BACKOFF);
+    this.cancel = this.o.clock.setTimer(this.intervalMs, () => void this.round(false));
+  }
+
+  /** The interval before the next round, ms (tests). */
+  get nextIntervalMs(): number {
+    return this.intervalMs;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.cancel?.();
+    this.cancel = null;
+  }
+}

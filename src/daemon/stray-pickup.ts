@@ -1,0 +1,125 @@
+/**
+ * Work in other daemons' shards (`--shard`) that nobody takes: its daemon is
+ * dead, or has more work than it can run. Every `periodMs` this looks at the
+ * sessions outside the shard, cheaply, and hands back (`adopt`) those that
+ * have had work waiting for a whole period with no run making progress in
+ * between: the journals' sizes unchanged. (New input, files arriving in
+ * inbox/, is not progress: a stream of messages to a dead host's session
+ * must not keep it from being taken.) The session's
+ * lease still decides who runs it: a daemon that adopts a session its owner
+ * is running finds the lease held and lets it be.
+ *
+ * Cost per period and foreign session: three stats (the journals, the
+ * inbox/ folder); its inbox is listed and the session folded
+ * (store.snapshot, from its cursors) only when one of those moved, a due
+ * time passed or work waited, so an idle home costs stats alone.
+ *
+ * The period runs on the injected clock, like every timer of the daemon.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Clock } from '../core/foundation/clock.js';
+import type { SessionSnapshot } from '../core/schema/index.js';
+import type { SessionStore } from '../core/store/session-store.js';
+import { planRun, nextDueMs } from '../core/run/plan.js';
+import { inboxHasFiles } from '../core/store/inbox.js';
+import { observedStale } from '../core/foundation/lease.js';
+
+export interface StrayPickupOptions {
+  clock: Clock;
+  periodMs: number;
+  /** The lease's stale time (LEASE_STALE_MS). */
+  leaseStaleMs: number;
+  store: Pick<SessionStore, 'listIds' | 'snapshot' | 'paths'>;
+  sessionsDir: string;
+  /** Whether this daemon's shard holds the session (those are not strays). */
+  owns: (sessionId: string) => boolean;
+  /** Whether this daemon runs or has queued the session already. */
+  busy: (sessionId: string) => boolean;
+  adopt: (sessionId: string, snap: SessionSnapshot) => void;
+}
+
+interface Seen {
+  stamp: string;
+  /** Work was waiting at the last look (with this stamp). */
+  waiting: boolean;
+  /** The session's next due time at the last fold (ms), null when none. */
+  due: number | null;
+  /** The inbox/ folder's mtime, and when (this clock) that value was first seen. */
+  inboxMtime: number;
+  inboxSince: number;
+  /** Whether inbox/ held files at the last listing. */
+  inboxFull: boolean;
+}
+
+export class StrayPickup {
+  private readonly seen = new Map<string, Seen>();
+  private cancel: (() => void) | null = null;
+  private stopped = false;
+  /** Sessions adopted since start (tests, benchmarks). */
+  adopted = 0;
+
+  constructor(private readonly o: StrayPickupOptions) {}
+
+  start(): void {
+    if (this.stopped) return;
+    this.cancel = this.o.clock.setTimer(this.o.periodMs, () => {
+      this.pass();
+      this.start();
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancel?.();
+  }
+
+  private stamp(id: string): string {
+    const dir = this.o.sessionsDir + path.sep + id + path.sep;
+    const e = fs.statSync(dir + 'events.jsonl', { throwIfNoEntry: false });
+    const w = fs.statSync(dir + 'wake-queue.jsonl', { throwIfNoEntry: false });
+    return `${e?.size ?? -1}:${w?.size ?? -1}`;
+  }
+
+  /** One look at every foreign session (see the module comment). */
+  pass(): void {
+    if (this.stopped) return;
+    const now = this.o.clock.now();
+    const present = new Set<string>();
+    for (const id of this.o.store.listIds()) {
+      if (this.o.owns(id)) continue;
+      present.add(id);
+      if (this.o.busy(id)) continue;
+      const stamp = this.stamp(id);
+      const prev = this.seen.get(id);
+      const unchanged = prev !== undefined && prev.stamp === stamp;
+      const inboxMtime = fs.statSync(this.o.sessionsDir + path.sep + id + path.sep + 'inbox', { throwIfNoEntry: false })?.mtimeMs ?? -1;
+      const inboxSince = prev && prev.inboxMtime === inboxMtime ? prev.inboxSince : now;
+      // A file renamed in moves the folder's mtime; one renamed in within the mtime's precision of the last
+      // listing does not, so a value is trusted only once it has stood a whole period.
+      const inboxQuiet = prev !== undefined && !prev.inboxFull && prev.inboxMtime === inboxMtime && now - inboxSince >= this.o.periodMs;
+      if (unchanged && !prev.waiting && (prev.due === null || prev.due > now) && inboxQuiet) {
+        prev.inboxSince = inboxSince;
+        continue;
+      }
+      let snap: SessionSnapshot;
+      try {
+        snap = this.o.store.snapshot(id, { persist: false });
+      } catch {
+        continue; // going or unreadable: its owner (or the next pass) sees to it
+      }
+      const paths = this.o.store.paths(id);
+      const inboxFull = inboxHasFiles(paths);
+      const waiting = planRun(snap, now, {}).runnable || inboxFull;
+      // The lease a dead owner left is judged by how long it is seen unrefreshed: start watching it now, so it
+      // can be taken at the adoption, a period from now, or soon after (lease.ts).
+      if (waiting && fs.existsSync(paths.lease)) observedStale(paths, this.o.leaseStaleMs, undefined, { observeOnly: true });
+      this.seen.set(id, { stamp, waiting, due: nextDueMs(snap), inboxMtime, inboxSince, inboxFull });
+      if (waiting && unchanged && prev.waiting) {
+        this.adopted += 1;
+        this.o.adopt(id, snap);
+      }
+    }
+    for (const id of this.seen.keys()) if (!present.has(id)) this.seen.delete(id);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The pieces that let several daemons share one home: polling by stats
+ * (poll-watches.ts), shards (shard.ts), stray work picked up from other
+ * shards (stray-pickup.ts), and an agent's max_concurrent_runs as slots on
+ * the file system (agent-slots.ts).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { PollWatches } from '../../src/daemon/poll-watches.js';
+import { owns, parseShard, shardOf } from '../../src/daemon/shard.js';
+import { StrayPickup } from '../../src/daemon/stray-pickup.js';
+import { AgentSlots } from '../../src/daemon/agent-slots.js';
+import { ManualClock } from '../helpers/clock.js';
+import { unitRun } from '../helpers/unit-run.js';
+import { sendMessage } from '../../src/core/ops/session-ops.js';
+import { SessionStore } from '../../src/core/store/session-store.js';
+import type { SessionSnapshot } from '../../src/core/schema/index.js';
+
+test('polling: a change in a journal or the inbox is a hint; quiet rounds lengthen the interval; a change shortens it', async (t) => {
+  const u = unitRun(t);
+  const [a, b] = [u.newSession(), u.newSession()];
+  const clock = new ManualClock();
+  const hints: string[] = [];
+  const gone: string[] = [];
+  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 100, maxMs: 1000, onHint: (id) => hints.push(id), onGone: (id) => gone.push(id) });
+  t.after(() => w.close());
+  const ready = new Promise((r) => w.once('ready', r));
+  w.start();
+  await ready;
+  assert.deepEqual(hints, [], 'the first round only records');
+  const round = async (ms: number) => {
+    const before = w.rounds;
+    await clock.advance(ms);
+    while (w.rounds === before) await nextTurn();
+  };
+  await round(w.nextIntervalMs);
+  assert.deepEqual(hints, []);
+  const quiet = w.nextIntervalMs;
+  assert.ok(quiet > 100, `a quiet round lengthens the interval (${quiet})`);
+  fs.appendFileSync(u.store.paths(a).events, '{"type":"user.message","content":"x"}\n');
+  await round(quiet);
+  assert.deepEqual(hints, [a]);
+  assert.equal(w.nextIntervalMs, 100, 'a change brings the interval back to the shortest');
+  fs.writeFileSync(path.join(u.store.paths(b).inbox, 'm.json'), '{}');
+  await round(100);
+  assert.deepEqual(hints, [a, b]);
+  for (let i = 0; i < 12; i++) await round(w.nextIntervalMs);
+  assert.equal(w.nextIntervalMs, 1000, 'an idle home is polled at the longest interval');
+  fs.rmSync(u.store.paths(b).dir, { recursive: true });
+  await round(1000);
+  assert.deepEqual(gone, [b]);
+});
+
+test('polling with a shard stats only its own sessions, and still reports new ones', async (t) => {
+  const u = unitRun(t);
+  const ids = Array.from({ length: 6 }, () => u.newSession());
+  const shard = parseShard('0/2');
+  const mine = ids.filter((id) => owns(shard, id));
+  const theirs = ids.filter((id) => !owns(shard, id));
+  if (mine.length === 0 || theirs.length === 0) return t.skip('all six ids fell in one shard');
+  const clock = new ManualClock();
+  const hints: string[] = [];
+  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 100, maxMs: 100, owns: (id) => owns(shard, id), onHint: (id) => hints.push(id), onGone: () => undefined });
+  t.after(() => w.close());
+  const ready = new Promise((r) => w.once('ready', r));
+  w.start();
+  await ready;
+  for (const id of ids) fs.appendFileSync(u.store.paths(id).events, '\n');
+  const before = w.rounds;
+  await clock.advance(100);
+  while (w.rounds === before) await nextTurn();
+  assert.deepEqual(hints.sort(), [...mine].sort());
+});
+
+test('shards: "i/n" is checked; the hash is stable and spreads ids evenly', () => {
+  assert.deepEqual(parseShard('2/3'), { index: 2, count: 3 });
+  for (const bad of ['3/3', '1', '-1/2', '0/0', 'a/b']) assert.throws(() => parseShard(bad), /expected i\/n/);
+  assert.equal(shardOf('019a8f6e-0000-7000-8000-000000000000', 7), shardOf('019a8f6e-0000-7000-8000-000000000000', 7));
+  const counts = [0, 0, 0];
+  for (let i = 0; i < 3000; i++) counts[shardOf(`019a8f6e-${String(i).padStart(4, '0')}-7000-8000-${String(i * 7919).padStart(12, '0')}`, 3)]! += 1;
+  for (const c of counts) assert.ok(c > 850 && c < 1150, `uneven: ${counts}`);
+  assert.ok(owns(null, 'x') && owns({ index: 0, count: 1 }, 'x'));
+});
+
+test("stray work in another daemon's shard is adopted once it has waited a whole period untouched", (t) => {
+  const u = unitRun(t);
+  const [waiting, idle, mine] = [u.newSession(), u.newSession(), u.newSession()];
+  sendMessage(u.store, waiting, 'anyone?');
+  const adopted: string[] = [];
+  const s = new StrayPickup({ clock: u.deps.clock, periodMs: 5000, leaseStaleMs: 10_000, store: u.store, sessionsDir: u.h.home.sessionsDir, owns: (id) => id === mine, busy: () => false, adopt: (id: string, _snap: SessionSnapshot) => adopted.push(id) });
+  s.pass();
+  assert.deepEqual(adopted, [], 'first look: its owner may be about to take it');
+  s.pass();
+  assert.deepEqual(adopted, [waiting], 'still waiting, nothing written: adopted');
+  // Work its owner is making progress on (its log grows between looks) is left to the owner.
+  const busy = u.newSession();
+  sendMessage(u.store, busy, 'one');
+  s.pass();
+  sendMessage(u.store, busy, 'two');
+  s.pass();
+  const after: string[] = adopted; // (deepEqual above narrowed its type)
+  assert.ok(!after.includes(busy) && !after.includes(idle) && !after.includes(mine));
+  // Messages that keep arriving through inbox/ (a shared home) are new input, not progress: still adopted.
+  const flooded = u.newSession();
+  const shared = new SessionStore(u.h.home, u.deps, { shared: true });
+  sendMessage(shared, flooded, 'first');
+  s.pass();
+  sendMessage(shared, flooded, 'second');
+  s.pass();
+  assert.ok(after.includes(flooded), "a dead owner's session is taken even while messages keep arriving");
+});
+
+test('max_concurrent_runs: slots on the file system hold across daemons, even when they try at the same instant', async (t) => {
+  const u = unitRun(t);
+  const daemons = [0, 1, 2].map(() => new AgentSlots({ home: u.h.home, shared: false, staleMs: 10_000, nowIso: () => new Date().toISOString(), random: () => 0.5 }));
+  const tries = await Promise.allSettled(Array.from({ length: 9 }, (_, i) => daemons[i % 3]!.take('unit', 2, `run-${i}`)));
+  const held = tries.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+  assert.equal(held.length, 2);
+  for (const r of tries) if (r.status === 'rejected') assert.match((r.reason as Error).message, /agent unit has its max_concurrent_runs \(2\) runs going/);
+  assert.equal(await daemons[0]!.take('unit', undefined, 'free'), null, 'no limit, no slot');
+  await held[0]!.release();
+  const next = await daemons[2]!.take('unit', 2, 'run-9');
+  assert.ok(next);
+  await next.release();
+  await held[1]!.release();
+});
