@@ -16,6 +16,8 @@ import { recordFailedWake } from './failed-wake.js';
 import type { OperatorLog } from './operator-log.js';
 import type { RunPacing } from './run-pacing.js';
 import type { SessionHolds } from './session-holds.js';
+import { reportToParent } from '../core/run/child-report.js';
+import type { SessionSnapshot } from '../core/schema/index.js';
 
 /** What of the daemon a run uses. */
 export interface DaemonRunDeps {
@@ -101,4 +103,13 @@ export function recordSpin(d: DaemonRunDeps, id: string, runtimeDir: string): vo
   const { runs: n, until } = spin;
   d.log.notice(`session ${id} made no progress in ${n} runs in a row; next try at ${iso(until)}`, { session_id: id, retry_at: iso(until) });
   recordActivation(runtimeDir, { kind: 'blocked', at: iso(d.rt.deps.clock.now()), reason: `no progress in ${n} runs in a row`, retry_at: iso(until) });
+}
+
+/** A child idle after a run its parent has no report of (a crash came between): the report is delivered now. */
+export function repairReport(d: DaemonRunDeps, id: string, snap: SessionSnapshot): void {
+  try {
+    if (reportToParent(d.rt, id, snap) === 'delivered') d.log.notice(`delivered the report of session ${id}'s last run to its parent ${snap.parent_session_id}`, { session_id: id });
+  } catch (e) {
+    d.log.notice(`cannot report session ${id}'s last run to its parent: ${(e as Error).message}`, { session_id: id });
+  }
 }

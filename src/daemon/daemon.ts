@@ -29,7 +29,6 @@ import PQueue from 'p-queue';
 import { iso } from '../core/foundation/clock.js';
 import { OpenboaError } from '../core/foundation/errors.js';
 import { LEASE_STALE_MS } from '../core/foundation/lease.js';
-import { reportToParent } from '../core/run/child-report.js';
 
 /** How long the start scan holds the thread at a time, ms, before it gives way to runs found meanwhile and to hints. */
 const SCAN_SLICE_MS = 8;
@@ -43,7 +42,7 @@ import { SessionWatcher } from './session-watcher.js';
 import { DefinitionWatcher } from './definition-watcher.js';
 import { reapOrphanSandboxes } from './reap.js';
 import { recordActivation } from './activations.js';
-import { runRecorded, recordSpin, type DaemonRunDeps } from './daemon-run.js';
+import { repairReport, runRecorded, recordSpin, type DaemonRunDeps } from './daemon-run.js';
 import { operatorLog, type OperatorLog } from './operator-log.js';
 import { SessionHolds } from './session-holds.js';
 import { TailSealer } from './tail-sealer.js';
@@ -55,7 +54,7 @@ import { RunPacing, queuePriority } from './run-pacing.js';
 import { BackgroundGate } from './background-gate.js';
 import { watchHome } from './home-watches.js';
 import { owns } from './shard.js';
-import { StrayPickup } from './stray-pickup.js';
+import type { StrayPickup } from './stray-pickup.js';
 import { AgentSlots, agentLimitOf } from './agent-slots.js';
 import type { DaemonOptions } from './daemon-options.js';
 
@@ -115,14 +114,6 @@ export class Daemon {
     const shard = o.shard ?? null;
     this.owns = (id) => owns(shard, id);
     this.slots = new AgentSlots({ home: rt.home, shared: rt.store.shared, staleMs: this.leaseStaleMs, nowIso: () => iso(rt.deps.clock.now()), random: rt.deps.random });
-    const strayMs = o.strayMs ?? this.leaseStaleMs / 4;
-    this.strays =
-      shard && shard.count > 1
-        ? new StrayPickup({ clock: rt.deps.clock, periodMs: strayMs, leaseStaleMs: this.leaseStaleMs, store: rt.store, sessionsDir: rt.home.sessionsDir, owns: this.owns, busy: (id) => this.queued.has(id) || this.running.has(id), adopt: (id, snap) => {
-            this.log.notice(`taking session ${id} from another shard: its work has waited unrun for ${strayMs / 1000} s`, { event: 'stray_adopted', session_id: id });
-            this.request(id, snap);
-          } })
-        : null;
     this.log = operatorLog(o.write, o.json, () => rt.deps.clock.now(), o.columns);
     this.tails = new TailSealer({ clock: rt.deps.clock, paths: (id) => rt.store.paths(id), notice: (m, f) => this.log.notice(m, f), onGraceEnd: (id) => this.evaluate(id) });
     this.holds = new SessionHolds({ clock: rt.deps.clock, random: rt.deps.random, sweepMs: o.sweepMs, store: rt.store });
@@ -134,7 +125,7 @@ export class Daemon {
     // delivered by every host would go out once per host, their journal appended from several.
     this.keepsHomeState = !rt.store.shared || (o.shard?.index ?? 0) === 0;
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
-    ({ sweeper: this.sweeper, watcher: this.watcher, definitions: this.definitions } = watchHome(rt, o, {
+    ({ sweeper: this.sweeper, watcher: this.watcher, definitions: this.definitions, strays: this.strays } = watchHome(rt, o, this.leaseStaleMs, {
       holds: this.holds,
       gate: this.gate,
       log: this.log,
@@ -148,6 +139,8 @@ export class Daemon {
       swept: (id) => this.search.hint(id),
       watcherReady: () => this.startSweepOnce('watcher'),
       definitionsChanged: () => this.definitionsChanged(),
+      busy: (id) => this.queued.has(id) || this.running.has(id),
+      adopt: (id, snap) => this.request(id, snap),
     }));
     this.runDeps = { rt, log: this.log, holds: this.holds, pacing: this.pacing, leaseStaleMs: this.leaseStaleMs, forget: (id) => this.forget(id) };
   }
@@ -167,17 +160,11 @@ export class Daemon {
 
   /**
    * Starts watching, then scans every session; resolves when the scan is
-   * done (runs go on). The watcher comes first so an append during a long
-   * scan is a hint at once, not a wait for the scan's end (its watches are
-   * added a slice per turn of the event loop, between the scan's own
-   * slices). What changed before a session's watch was in place is caught
-   * by one sweep once both the scan and the watcher are done.
-   *
-   * A session with work waits for nothing that does not concern it: the
-   * scan gives way as soon as it has queued a run (the run opens before the
-   * scan goes on), the watches and the scan go in slices of a few ms that
-   * give way to runs that are starting, and the search index is caught up
-   * only once the scan is done.
+   * done (runs go on). The watcher comes first, so an append during a long
+   * scan is a hint at once; one sweep after both catches what changed before
+   * a watch was in place. A session with work waits for nothing else: the
+   * scan and the watches go in slices of a few ms that give way to starting
+   * runs, and the search index is caught up only after the scan.
    */
   async start(): Promise<{ sessions: number }> {
     fs.mkdirSync(this.rt.home.sessionsDir, { recursive: true });
@@ -279,7 +266,7 @@ export class Daemon {
       return false;
     }
     // A child idle after a run its parent has no report of (a crash came between): deliver it now.
-    if (snap.parent_session_id && snap.status === 'idle') this.repairReport(id, snap);
+    if (snap.parent_session_id && snap.status === 'idle') repairReport(this.runDeps, id, snap);
     const plan = planRun(snap, now, { retryNow: this.holds.retriesNow(id) });
     if (plan.runnable || snap.rejected.length > 0 || this.holds.inboxWork(id)) {
       this.scheduler.set(id, null);
@@ -290,14 +277,6 @@ export class Daemon {
     this.scheduler.set(id, due);
     this.index.note(id, due);
     return false;
-  }
-
-  private repairReport(id: string, snap: SessionSnapshot): void {
-    try {
-      if (reportToParent(this.rt, id, snap) === 'delivered') this.log.notice(`delivered the report of session ${id}'s last run to its parent ${snap.parent_session_id}`, { session_id: id });
-    } catch (e) {
-      this.log.notice(`cannot report session ${id}'s last run to its parent: ${(e as Error).message}`, { session_id: id });
-    }
   }
 
   /**
@@ -329,7 +308,6 @@ export class Daemon {
     const entry: Running = { controller: new AbortController(), dirty: false };
     this.running.set(id, entry);
     const runtimeDir = this.rt.store.paths(id).runtime;
-    const at = () => iso(this.rt.deps.clock.now());
     let skipped = false;
     let threw = false;
     let result: WakeResult | null = null;
@@ -351,8 +329,8 @@ export class Daemon {
         if (result?.outcome === 'executed' && result.parent_session_id) this.evaluate(result.parent_session_id);
         if (skipped && !entry.dirty) this.armDue(id);
         else {
-          this.guardSpin(id, runtimeDir);
-          if (this.evaluate(id)) recordActivation(runtimeDir, { kind: 'requeued', at: at(), reason: 'more work arrived during the run' });
+          recordSpin(this.runDeps, id, runtimeDir);
+          if (this.evaluate(id)) recordActivation(runtimeDir, { kind: 'requeued', at: iso(this.rt.deps.clock.now()), reason: 'more work arrived during the run' });
         }
       }
       if (result) {
@@ -361,11 +339,6 @@ export class Daemon {
         for (const f of this.resultListeners) f(result);
       }
     }
-  }
-
-  /** Holds back a session that spins (SessionHolds.guardSpin), and says so. */
-  private guardSpin(id: string, runtimeDir: string) {
-    recordSpin(this.runDeps, id, runtimeDir);
   }
 
   private armDue(id: string) {

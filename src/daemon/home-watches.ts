@@ -14,6 +14,8 @@ import type { OperatorLog } from './operator-log.js';
 import type { SessionHolds } from './session-holds.js';
 import { SessionSweep } from './session-sweep.js';
 import { SessionWatcher } from './session-watcher.js';
+import { StrayPickup } from './stray-pickup.js';
+import type { SessionSnapshot } from '../core/schema/index.js';
 
 /** What the daemon does with what its watches see. */
 export interface WatchHandlers {
@@ -33,15 +35,21 @@ export interface WatchHandlers {
   /** The session watcher is in place (the first sweep waits for it and for the start scan). */
   watcherReady: () => void;
   definitionsChanged: () => void;
+  /** Whether a session is queued or running here (the stray pickup leaves it alone). */
+  busy: (id: string) => boolean;
+  /** Another shard's session whose work waited unrun (stray-pickup.ts): queue it here. */
+  adopt: (id: string, snap: SessionSnapshot) => void;
 }
 
 export interface HomeWatches {
   sweeper: SessionSweep;
   watcher: SessionWatcher;
   definitions: DefinitionWatcher;
+  /** With --shard and more than one shard: the others' work that waits unrun, taken here (stray-pickup.ts). */
+  strays: StrayPickup | null;
 }
 
-export function watchHome(rt: Runtime, o: DaemonOptions, h: WatchHandlers): HomeWatches {
+export function watchHome(rt: Runtime, o: DaemonOptions, leaseStaleMs: number, h: WatchHandlers): HomeWatches {
   const sweeper = new SessionSweep({
     clock: rt.deps.clock,
     periodMs: o.sweepMs,
@@ -85,5 +93,13 @@ export function watchHome(rt: Runtime, o: DaemonOptions, h: WatchHandlers): Home
     onWarn: (m) => h.log.notice(m),
     onReady: () => h.log.notice('watching agents/ and environments/ for fixes to definitions', { event: 'definitions_watcher_ready' }),
   });
-  return { sweeper, watcher, definitions };
+  const strayMs = o.strayMs ?? leaseStaleMs / 4;
+  const strays =
+    o.shard && o.shard.count > 1
+      ? new StrayPickup({ clock: rt.deps.clock, periodMs: strayMs, leaseStaleMs, store: rt.store, sessionsDir: rt.home.sessionsDir, owns: h.owns, busy: h.busy, adopt: (id, snap) => {
+          h.log.notice(`taking session ${id} from another shard: its work has waited unrun for ${strayMs / 1000} s`, { event: 'stray_adopted', session_id: id });
+          h.adopt(id, snap);
+        } })
+      : null;
+  return { sweeper, watcher, definitions, strays };
 }

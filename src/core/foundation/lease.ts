@@ -26,11 +26,13 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from '../store/atomic-file.js';
+import { observedStale } from './lease-observation.js';
+
+export { observedStale } from './lease-observation.js';
 
 /** A dead holder's lease is taken over after this long without a refresh. */
 export const LEASE_STALE_MS = 10_000;
@@ -143,60 +145,6 @@ async function acquireShared(p: LockPaths, opts: AcquireOptions): Promise<Lease>
   }
 }
 
-/** What this process last saw of each lock it found taken: its mtime, and since when (performance.now()) unchanged. */
-const observed = new Map<string, { mtimeMs: number; since: number }>();
-const MAX_OBSERVED = 10_000;
-
-/**
- * Whether the lock at p.lease has gone `staleMs` of this process's
- * monotonic clock without a refresh that this host could see. 0: it had,
- * and has been taken away (renamed to a tombstone, which is checked to be
- * the very lock observed; or it was gone already): lock again. Otherwise
- * how long to wait before looking again. `observeOnly`: only look (a
- * daemon watching work it may take later starts the watch early), never
- * take the lock away.
- */
-export function observedStale(p: LockPaths, staleMs: number, now = performance.now(), opts: { observeOnly?: boolean } = {}): number {
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(p.lease);
-  } catch {
-    observed.delete(p.lease);
-    return 0;
-  }
-  const seen = observed.get(p.lease);
-  if (!seen || seen.mtimeMs !== st.mtimeMs) {
-    if (observed.size >= MAX_OBSERVED) observed.delete(observed.keys().next().value as string);
-    observed.set(p.lease, { mtimeMs: st.mtimeMs, since: now });
-    return staleMs;
-  }
-  const left = staleMs - (now - seen.since);
-  if (left > 0 || opts.observeOnly) return Math.max(left, 0.001);
-  observed.delete(p.lease);
-  const tomb = `${p.lease}.stale-${process.pid}-${Date.now()}`;
-  try {
-    fs.renameSync(p.lease, tomb);
-  } catch {
-    return 0; // gone or taken meanwhile: the next lock attempt tells
-  }
-  const moved = fs.statSync(tomb, { throwIfNoEntry: false });
-  if (!moved || moved.mtimeMs !== st.mtimeMs) {
-    // Refreshed in the instant between the look and the rename: give it back (its holder may already have
-    // found it gone and stopped, which is safe).
-    try {
-      fs.renameSync(tomb, p.lease);
-    } catch {
-      // a new lock stands there now; its maker won the race
-    }
-    return staleMs;
-  }
-  try {
-    fs.rmSync(tomb, { recursive: true, force: true });
-  } catch {
-    // a leftover tombstone is harmless
-  }
-  return 0;
-}
 
 /** The identity of a lock directory: inode and birth time; null when gone or the file system keeps no birth time. */
 function lockIdentity(dir: string): { ino: number; birth: number; mtimeMs: number } | null {

@@ -25,6 +25,16 @@ export const Metadata = z
   .refine((m) => Object.keys(m).length <= MAX_METADATA_PAIRS, `expected at most ${MAX_METADATA_PAIRS} metadata pairs`);
 export type Metadata = z.infer<typeof Metadata>;
 
+/** The metadata after a patch (a session.updated's: null removes a key); a patch that would pass 16 pairs keeps the first 16. */
+export function patchMetadata(m: Record<string, string>, patch: Record<string, string | null>): Record<string, string> {
+  const out = { ...m };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return Object.fromEntries(Object.entries(out).slice(0, MAX_METADATA_PAIRS));
+}
+
 /** RFC 3339 timestamp with an explicit offset, e.g. 2026-11-21T10:00:00.000Z. */
 export const Timestamp = z.iso.datetime({ offset: true });
 

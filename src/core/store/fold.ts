@@ -9,7 +9,7 @@
  * sense becomes a rejection, reported later as a session.error; the line
  * itself stays in the log.
  */
-import { MAX_METADATA_PAIRS, SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
+import { patchMetadata, SESSION_FORMAT, isUserEventType, type OpenToolUse, type SessionEvent, type SessionSnapshot } from '../schema/index.js';
 import type { LineRejection } from './parse-line.js';
 import { RUN_ID } from '../foundation/ids.js';
 import { answerProblem, answerTarget, describeAnswerProblem, openActions } from './answer-problem.js';
@@ -20,16 +20,6 @@ import { finishFold as finishKinds, foldKinds, takeIn } from '../kinds/index.js'
 // The wake queue's fold and the answer rule live in their own modules; callers that knew them here still find them.
 export { dueWakes, nextWakeAt } from './wake-queue-fold.js';
 export { answerProblem, openActions, type AnswerProblem } from './answer-problem.js';
-
-/** The metadata after a patch (null removes a key); a patch that would pass 16 pairs keeps the first 16. */
-function patchMetadata(m: Record<string, string>, patch: Record<string, string | null>): Record<string, string> {
-  const out = { ...m };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return Object.fromEntries(Object.entries(out).slice(0, MAX_METADATA_PAIRS));
-}
 
 export function emptySnapshot(sessionId: string, atIso: string): SessionSnapshot {
   return {

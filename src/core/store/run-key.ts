@@ -110,3 +110,18 @@ export function proofHolds(k: RunKey, sessionId: string, runId: string, proof: s
 function runIdMs(runId: string): number {
   return parseInt(runId.slice(5, 17), 16);
 }
+
+/** The run keys a process has loaded, by session: at most 4,096, the oldest dropped first. */
+export class RunKeyCache {
+  private readonly keys = new Map<string, RunKey>();
+
+  get(sessionId: string, load: () => RunKey): RunKey {
+    let k = this.keys.get(sessionId);
+    if (!k) {
+      k = load();
+      this.keys.set(sessionId, k);
+      if (this.keys.size > 4096) this.keys.delete(this.keys.keys().next().value as string);
+    }
+    return k;
+  }
+}

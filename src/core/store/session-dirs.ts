@@ -6,7 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { UUID_V7 } from '../schema/index.js';
+import { LOG_FORMAT, UUID_V7, type NewEvent } from '../schema/index.js';
+import type { CreateSessionInput } from './store-types.js';
 
 /** Ids of every session directory, oldest first (UUIDv7 sorts by time); none when sessions/ does not exist. */
 export function listSessionIds(sessionsDir: string): string[] {
@@ -51,4 +52,22 @@ export function removeAbandonedCreations(sessionsDir: string, nowMs: number, old
     }
   }
   return n;
+}
+
+/** The first line of a new session's log: what it was created with (SessionStore.create). */
+export function createdEvent(input: CreateSessionInput): NewEvent {
+  return {
+    type: 'session.created',
+    format: LOG_FORMAT,
+    agent_id: input.agentId,
+    environment_id: input.environmentId,
+    ...(input.title ? { title: input.title } : {}),
+    ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
+    ...(input.depth ? { depth: input.depth } : {}),
+    ...(input.treeMaxDepth !== undefined ? { tree_max_depth: input.treeMaxDepth } : {}),
+    ...(input.treeMaxSessions !== undefined ? { tree_max_sessions: input.treeMaxSessions } : {}),
+    ...(input.treeMaxSpawnsPerMinute !== undefined ? { tree_max_spawns_per_minute: input.treeMaxSpawnsPerMinute } : {}),
+    ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
+    ...(input.metadata && Object.keys(input.metadata).length ? { metadata: input.metadata } : {}),
+  };
 }

@@ -19,30 +19,30 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LOG_FORMAT, UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
+import { UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
 import { iso } from '../foundation/clock.js';
 import { sessionPaths, type Home, type SessionPaths } from '../foundation/home.js';
 import { notFound } from '../foundation/errors.js';
 import { Redactor } from '../foundation/redact.js';
 import { readFirstLine, readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';
+import { createdEvent, discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';
 import { stampEvent } from './stamp.js';
 import { pinReadTimes } from './read-times.js';
 import { logFormatOf } from './migrations.js';
 import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
 import { parseEventLine, parseWakeLine } from './parse-line.js';
 import { foldJournals } from './fold-journals.js';
-import { loadRunKey, proofHolds, runProof, writeNewRunKey, type RunKey } from './run-key.js';
+import { loadRunKey, proofHolds, runProof, RunKeyCache, writeNewRunKey, type RunKey } from './run-key.js';
 import { writeJsonAtomic } from './atomic-file.js';
 import { Durability, COMMITS } from './durability.js';
-import type { AppendOptions, CreateSessionInput, EventLines, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
+import type { AppendOptions, CreateSessionInput, EventLines, ReadEventsOptions, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 import { readSnapshotFile, sameCursors, writeSnapshotFileIfMoved } from './snapshot-file.js';
 import { FoldCache, fileStamp, journalStamp } from './fold-cache.js';
 import { homeIsShared } from './shared-home.js';
 import { dropInInbox } from './inbox-drop.js';
 
-export type { AppendOptions, CreateSessionInput, EventLines, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
+export type { AppendOptions, CreateSessionInput, EventLines, ReadEventsOptions, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 export { START, type Cursor } from './jsonl.js';
 export type { FollowOptions } from './follow-events.js';
 
@@ -107,20 +107,7 @@ export class SessionStore {
     fs.mkdirSync(tmp.runtime, { recursive: true });
     fs.mkdirSync(tmp.inbox, { recursive: true });
     writeNewRunKey(tmpDir);
-    const created = this.stamp({
-      type: 'session.created',
-      format: LOG_FORMAT,
-      agent_id: input.agentId,
-      environment_id: input.environmentId,
-      ...(input.title ? { title: input.title } : {}),
-      ...(input.parentSessionId ? { parent_session_id: input.parentSessionId } : {}),
-      ...(input.depth ? { depth: input.depth } : {}),
-      ...(input.treeMaxDepth !== undefined ? { tree_max_depth: input.treeMaxDepth } : {}),
-      ...(input.treeMaxSessions !== undefined ? { tree_max_sessions: input.treeMaxSessions } : {}),
-      ...(input.treeMaxSpawnsPerMinute !== undefined ? { tree_max_spawns_per_minute: input.treeMaxSpawnsPerMinute } : {}),
-      ...(input.overrides && Object.keys(input.overrides).length ? { overrides: input.overrides } : {}),
-      ...(input.metadata && Object.keys(input.metadata).length ? { metadata: input.metadata } : {}),
-    });
+    const created = this.stamp(createdEvent(input));
     this.append(tmp, tmp.events, [JSON.stringify(created)], true);
     fs.writeFileSync(tmp.wakeQueue, '');
     const snap = this.fold(id, tmp, null);
@@ -250,7 +237,7 @@ export class SessionStore {
     );
   }
 
-  private readonly keys = new Map<string, RunKey>();
+  private readonly keys = new RunKeyCache();
 
   /**
    * The session's run key (made on first use for a session from before keys;
@@ -259,14 +246,8 @@ export class SessionStore {
    * comes after a fold that met no run to judge, so its lines are judged).
    */
   runKey(sessionId: string, trustedLines?: number): RunKey {
-    let k = this.keys.get(sessionId);
-    if (!k) {
-      const p = this.paths(sessionId);
-      k = loadRunKey(p.dir, trustedLines ?? readSnapshotFile(p.snapshot, sessionId)?.journals.events.line ?? 0);
-      this.keys.set(sessionId, k);
-      if (this.keys.size > 4096) this.keys.delete(this.keys.keys().next().value as string);
-    }
-    return k;
+    const p = this.paths(sessionId);
+    return this.keys.get(sessionId, () => loadRunKey(p.dir, trustedLines ?? readSnapshotFile(p.snapshot, sessionId)?.journals.events.line ?? 0));
   }
 
   /** Fills in the envelope of a runtime-written event and validates it (stamp.ts). */
@@ -380,17 +361,7 @@ export class SessionStore {
   readEvents(
     sessionId: string,
     from: Cursor = START,
-    opts: {
-      /** At most this many lines (a reader that bounds its memory, e.g. the search indexer); the cursor stops after the last. */
-      maxLines?: number;
-      /**
-       * Holds the pending events' read times once asked (a snapshot), for a
-       * reader of many chunks in a row: without it each chunk holding a line
-       * without created_at takes its own snapshot. The caller decides how long
-       * the memo is fresh.
-       */
-      readTimes?: { pending?: Map<string, string> };
-    } = {},
+    opts: ReadEventsOptions = {},
   ): EventLines {
     const p = this.require(sessionId);
     const now = this.deps.clock.now();

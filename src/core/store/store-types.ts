@@ -74,3 +74,15 @@ export interface EventLines {
   reset: boolean;
 }
 
+/** SessionStore.readEvents's options. */
+export interface ReadEventsOptions {
+  /** At most this many lines (a reader that bounds its memory, e.g. the search indexer); the cursor stops after the last. */
+  maxLines?: number;
+  /**
+   * Holds the pending events' read times once asked (a snapshot), for a
+   * reader of many chunks in a row: without it each chunk holding a line
+   * without created_at takes its own snapshot. The caller decides how long
+   * the memo is fresh.
+   */
+  readTimes?: { pending?: Map<string, string> };
+}
