@@ -12,7 +12,7 @@ import { Hono } from 'hono';
 import { runIsLive, type AuthEnv } from './auth.js';
 import { appendEvents } from './event-append.js';
 import { listEvents } from './event-list.js';
-import { openSession } from './session-access.js';
+import { openSession, personOnly, RUN_TOKEN_EVENTS } from './session-access.js';
 import type { RouteDeps } from './session-routes.js';
 import type { StreamHub } from './stream-hub.js';
 import { jsonBody, queryOf } from './validate.js';
@@ -23,8 +23,12 @@ export function eventRoutes({ rt, onAppend }: RouteDeps, hub: StreamHub): Hono<A
   const app = new Hono<AuthEnv>();
 
   app.post('/sessions/:id/events', async (c) => {
-    const s = openSession(rt, c.get('principal'), c.req.param('id'));
+    const who = c.get('principal');
+    const s = openSession(rt, who, c.req.param('id'));
     const body = await jsonBody(c, SendEventsBody);
+    body.events.forEach((e, i) => {
+      if (!RUN_TOKEN_EVENTS.has(e.type)) personOnly(who, `send ${e.type} (events.${i})`);
+    });
     const written = appendEvents(rt.store, s.id, body.events, c.req.header('traceparent') ?? null);
     onAppend(s.id);
     return c.json({ data: written.map((e) => wireEvent(e, undefined, s.redactor)) });

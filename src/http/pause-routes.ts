@@ -9,7 +9,7 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { pauseSession, resumeSession } from '../core/ops/pause-ops.js';
 import type { AuthEnv } from './auth.js';
-import { openSession } from './session-access.js';
+import { openSession, personOnly } from './session-access.js';
 import type { RouteDeps } from './session-routes.js';
 import { jsonBody } from './validate.js';
 import { wireEvent } from './wire-objects.js';
@@ -29,6 +29,7 @@ export function pauseRoutes({ rt, onAppend }: RouteDeps): Hono<AuthEnv> {
   });
 
   app.post('/sessions/:id/resume', async (c) => {
+    personOnly(c.get('principal'), 'resume a session');
     const s = openSession(rt, c.get('principal'), c.req.param('id'));
     await jsonBody(c, ResumeBody);
     const r = resumeSession(rt.store, s.id);

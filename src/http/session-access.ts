@@ -21,7 +21,7 @@ import { Redactor } from '../core/foundation/redact.js';
 import { sessionRedactor } from '../core/run/environment.js';
 import type { Runtime } from '../core/run/run-context.js';
 import { UUID_V7, type SessionSnapshot } from '../core/schema/index.js';
-import { notFound } from './api-error.js';
+import { ApiError, notFound } from './api-error.js';
 import type { Principal } from './auth.js';
 
 export interface SessionAccess {
@@ -77,3 +77,16 @@ export function redactorOf(rt: Runtime, s: Pick<SessionSnapshot, 'environment_id
   }
   return r;
 }
+
+/**
+ * What only a person (the key) may do to a session, never a run's token, even
+ * on its own children: answer what waits for a person (a confirmation, a
+ * custom tool's result, an escalation), resume what a person paused, change
+ * or delete a session. A run reaches its children by messages and interrupts.
+ */
+export function personOnly(who: Principal, what: string): void {
+  if (who.kind === 'run') throw new ApiError('permission_error', `a run token cannot ${what}: that is for a person (the API key)`, false);
+}
+
+/** The event types a run's token may send to a session (its own or a child): messages and interrupts. */
+export const RUN_TOKEN_EVENTS: ReadonlySet<string> = new Set(['user.message', 'user.interrupt']);

@@ -14,7 +14,7 @@ import type { AuthEnv } from './auth.js';
 import { appendEvents } from './event-append.js';
 import { listSessions } from './session-list.js';
 import { spawnFromRun } from './run-spawn.js';
-import { openSession, redactorOf } from './session-access.js';
+import { openSession, personOnly, redactorOf } from './session-access.js';
 import { jsonBody, queryOf } from './validate.js';
 import { CreateSessionBody, ListSessionsQuery, UpdateSessionBody } from './wire-schemas.js';
 import { wireSession } from './wire-objects.js';
@@ -61,6 +61,7 @@ export function sessionRoutes({ rt, onAppend }: RouteDeps): Hono<AuthEnv> {
   });
 
   app.post('/sessions/:id', async (c) => {
+    personOnly(c.get('principal'), 'change a session');
     const s = openSession(rt, c.get('principal'), c.req.param('id'));
     const body = await jsonBody(c, UpdateSessionBody);
     const change = {
@@ -80,6 +81,7 @@ export function sessionRoutes({ rt, onAppend }: RouteDeps): Hono<AuthEnv> {
   });
 
   app.delete('/sessions/:id', async (c) => {
+    personOnly(c.get('principal'), 'delete a session');
     const s = openSession(rt, c.get('principal'), c.req.param('id'));
     await deleteSession(store, s.id, iso(rt.deps.clock.now()));
     return c.json({ id: s.id, type: 'session_deleted' });

@@ -59,6 +59,8 @@ interface Client {
   closed: boolean;
   /** A run's client: its stream ends with that run (see the contract above). */
   runId?: string;
+  /** A run's client: whether its run still holds its lease, asked again at each ping (a child's stream never sees its parent's run end). */
+  live?: () => Promise<boolean>;
   /** The types it wants previews of, and the previews it saw start and not yet concluded (event ids). */
   deltas?: { types: ReadonlySet<string>; open: Set<string> };
 }
@@ -125,7 +127,7 @@ export class StreamHub {
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
-          client = { controller, closed: false, ...(run ? { runId: run.runId } : {}), ...(types && this.previews ? { deltas: { types, open: new Set<string>() } } : {}) };
+          client = { controller, closed: false, ...(run ? { runId: run.runId, live: () => run.live() } : {}), ...(types && this.previews ? { deltas: { types, open: new Set<string>() } } : {}) };
           // A comment first: the response has bytes to send at once, so its headers go now.
           controller.enqueue(enc.encode(': connected\n\n'));
           if (types && !this.previews) controller.enqueue(enc.encode(': event_deltas not served: no run shares this server\'s process; whole events only\n\n'));
@@ -222,7 +224,11 @@ export class StreamHub {
     f.cancelPing = this.clock.setTimer(this.pingMs, () => {
       if (this.feeds.get(id) !== f) return;
       const ping = enc.encode(': ping\n\n');
-      for (const c of [...f.clients]) this.send(id, c, ping);
+      for (const c of [...f.clients]) {
+        this.send(id, c, ping);
+        // A run token's stream of another session (a child's) never sees its own run's end: its lease says.
+        if (c.live) void c.live().then((live) => live || this.end(id, c), () => this.end(id, c));
+      }
       this.armPing(id, f);
     });
   }

@@ -13,6 +13,7 @@ import { mintRunToken, verifyRunToken } from '../../src/core/run/run-token.js';
 import { apiAccess } from '../../src/core/run/api-access.js';
 import { createSession } from '../../src/core/ops/create-session.js';
 import { apiBench } from './api-bench.js';
+import { PING_MS } from '../../src/http/stream-hub.js';
 
 const RUN = 'wrun_0000000000000000000000000000abcd';
 
@@ -168,4 +169,44 @@ test('a run token spawns a child of its own session through the delegation limit
   // The run is over: the token spawns nothing.
   await lease.release();
   await assert.rejects(agent.beta.sessions.create({ agent: 'worker', initial_events: task } as never), (e: { status?: number }) => e.status === 401);
+});
+
+test("a run token cannot do a person's part to its child: answer what waits, resume, change or delete it", async (t) => {
+  const b = await apiBench(t);
+  const mine = b.session();
+  const child = createSession(b.store, { agent: 'test', parentSessionId: mine }).id;
+  const token = mintRunToken(b.h.home, { agentId: 'test', sessionId: mine, runId: RUN });
+  const agent = b.clientWith(token);
+  const lease = await acquireLease(b.store.paths(mine), { purpose: 'wake', wakeId: RUN, nowIso: iso(b.deps.clock.now()) });
+  t.after(() => lease.release());
+  const denied = (e: { status?: number }) => e.status === 403;
+  const before = b.events(child).length;
+  await assert.rejects(agent.beta.sessions.events.send(child, { events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_x', result: 'allow' }] } as never), denied);
+  await assert.rejects(agent.beta.sessions.events.send(child, { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'sevt_x', content: [{ type: 'text', text: 'done' }] }] } as never), denied);
+  // A message and an interrupt in the same request as a confirmation: nothing of it is appended.
+  await assert.rejects(agent.beta.sessions.events.send(child, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }, { type: 'user.tool_confirmation', tool_use_id: 'sevt_x', result: 'allow' }] } as never), denied);
+  assert.equal(b.events(child).length, before, 'nothing appended');
+  await assert.rejects(agent.beta.sessions.update(child, { title: 'mine now' }), denied);
+  await assert.rejects(agent.beta.sessions.delete(child), denied);
+  const resume = await fetch(`${b.server.url}/v1/sessions/${child}/resume`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  assert.equal(resume.status, 403);
+  // What a run does reach its child with still works, and the key may do all of it.
+  await agent.beta.sessions.events.send(child, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'from the parent run' }] }] });
+  assert.equal((await b.client.beta.sessions.update(child, { title: 'a person names it' })).title, 'a person names it');
+});
+
+test("a run token's stream of its child ends at the next ping once the run no longer holds the lease", { timeout: 30_000 }, async (t) => {
+  const b = await apiBench(t);
+  const mine = b.session();
+  const child = createSession(b.store, { agent: 'test', parentSessionId: mine }).id;
+  const token = mintRunToken(b.h.home, { agentId: 'test', sessionId: mine, runId: RUN });
+  const lease = await acquireLease(b.store.paths(mine), { purpose: 'wake', wakeId: RUN, nowIso: iso(b.deps.clock.now()) });
+  const stream = await b.clientWith(token).beta.sessions.events.stream(child);
+  await b.server.api.hub.whenClients(1);
+  await lease.release();
+  await b.deps.clock.advance(PING_MS);
+  await b.server.api.hub.whenClients(0);
+  const seen: string[] = [];
+  for await (const e of stream) seen.push(e.type); // ends: without the check at the ping, this waits for ever
+  assert.deepEqual(seen, []);
 });
