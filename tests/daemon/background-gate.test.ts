@@ -17,6 +17,7 @@ import { beforeHomeRemoved } from '../helpers/home.js';
 import { SessionWatcher } from '../../src/daemon/session-watcher.js';
 import { SearchFeed } from '../../src/daemon/search-feed.js';
 import { searchDbFile } from '../../src/core/search/search-db.js';
+import { until } from '../helpers/until.js';
 
 /** Runs `n` turns of the event loop. */
 async function turns(n: number) {
@@ -147,16 +148,4 @@ function indexedLines(b: Bench, id: string): number {
   } finally {
     db.close();
   }
-}
-
-function until(pred: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (pred()) return resolve();
-      if (Date.now() > deadline) return reject(new Error('timed out'));
-      setTimeout(check, 5);
-    };
-    check();
-  });
 }

@@ -16,6 +16,7 @@ import { FULL_SWEEP_EVERY, SessionSweep } from '../../src/daemon/session-sweep.j
 import { SearchFeed } from '../../src/daemon/search-feed.js';
 import { searchDbFile } from '../../src/core/search/search-db.js';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
+import { until } from '../helpers/until.js';
 
 const PERIOD = 30_000;
 
@@ -151,16 +152,4 @@ function indexed(b: Bench, word: string): number {
   } finally {
     db.close();
   }
-}
-
-function until(pred: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (pred()) return resolve();
-      if (Date.now() > deadline) return reject(new Error('timed out'));
-      setTimeout(check, 5);
-    };
-    check();
-  });
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { setImmediate as nextImmediate } from 'node:timers/promises';
 import { SessionWatcher } from '../../src/daemon/session-watcher.js';
 import { FolderWatches } from '../../src/daemon/folder-watches.js';
+import { until } from '../helpers/until.js';
 
 /** Native fs.watch handles open in this process (a closed one leaves the list once its close has run). */
 async function fsWatchHandles(): Promise<number> {
@@ -137,18 +138,6 @@ test('FolderWatches: ready comes after start() returns, and every watch it made 
   await w.close();
   assert.equal(await fsWatchHandles(), before);
 });
-
-function until(pred: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (pred()) return resolve();
-      if (Date.now() > deadline) return reject(new Error('timed out'));
-      setTimeout(check, 5);
-    };
-    check();
-  });
-}
 
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await nextImmediate();
