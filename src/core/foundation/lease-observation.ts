@@ -15,8 +15,8 @@ const MAX_OBSERVED = 10_000;
 /**
  * Whether the lock at p.lease has gone `staleMs` of this process's
  * monotonic clock without a refresh that this host could see. 0: it had,
- * and has been taken away (renamed to a tombstone and removed, or it was
- * gone already): lock again. Otherwise
+ * and has been taken away (renamed to a tombstone, which is checked to be
+ * the very lock observed; or it was gone already): lock again. Otherwise
  * how long to wait before looking again. `observeOnly`: only look (a
  * daemon watching work it may take later starts the watch early), never
  * take the lock away.
@@ -44,9 +44,18 @@ export function observedStale(p: LockPaths, staleMs: number, now = performance.n
   } catch {
     return 0; // gone or taken meanwhile: the next lock attempt tells
   }
-  // Refreshed in the instant between the look and the rename, it is not given back: renaming it onto the
-  // path again would replace a lock another process may have made there meanwhile (a rename replaces an empty
-  // directory), and two would hold the lease. Its holder finds it gone at its next refresh and stops writing.
+  const moved = fs.statSync(tomb, { throwIfNoEntry: false });
+  if (!moved || moved.mtimeMs !== st.mtimeMs) {
+    // Refreshed since the look: the holder is alive (a network file system's attribute cache showed an old
+    // mtime until the rename made it look again), so the lock is given back. Known gap: a rename replaces an
+    // empty directory, so a lock another process made in the instant between the two renames is replaced.
+    try {
+      fs.renameSync(tomb, p.lease);
+    } catch {
+      // a new lock stands there now; its maker won the race
+    }
+    return staleMs;
+  }
   try {
     fs.rmSync(tomb, { recursive: true, force: true });
   } catch {
