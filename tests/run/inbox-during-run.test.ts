@@ -3,7 +3,7 @@
  * appends; the run that holds the lease moves them into the log during the
  * run (run/inbox-during-run.ts), so an interrupt cuts a tool in flight short
  * within a look (INBOX_PEEK_MS of the run's clock), and a message or a pause
- * reaches the run at its next step, as appended ones do. Real files in a
+ * reaches the run at its next step (on any home), as appended ones do. Real files in a
  * temp home; the manual clock stands for the wait.
  */
 import { test } from 'node:test';
@@ -14,6 +14,7 @@ import { interruptSession, sendMessage } from '../../src/core/ops/session-ops.js
 import { pauseSession } from '../../src/core/ops/pause-ops.js';
 import { MemorySandbox } from '../../src/core/sandbox/memory-sandbox.js';
 import { INBOX_PEEK_MS } from '../../src/core/run/inbox-during-run.js';
+import { wake } from '../../src/core/run/wake.js';
 import { unitRun } from '../helpers/unit-run.js';
 
 /** The lines in inbox/ not yet moved into the log (a file renamed in, not starting with "."). */
@@ -40,12 +41,13 @@ test('an interrupt dropped into inbox/ during a long tool call aborts the tool w
       }),
   });
   clock = u.deps.clock;
+  // The home is shared: the run's store and the interrupt's (from "another host", through inbox/).
+  const shared = new SessionStore(u.h.home, u.deps, { shared: true });
   const id = u.newSession();
   sendMessage(u.store, id, 'wait a minute');
-  const run = u.run(id);
+  const run = wake({ home: u.h.home, store: shared, deps: u.deps }, id);
   await running;
-  // From "another host": the interrupt goes through inbox/.
-  const stop = interruptSession(new SessionStore(u.h.home, u.deps, { shared: true }), id, 'enough');
+  const stop = interruptSession(shared, id, 'enough');
   assert.equal(waiting(u.store.paths(id).inbox).length, 1);
   await clock.advance(INBOX_PEEK_MS);
   // Were it not taken in, the command would finish here.

@@ -8,13 +8,14 @@
  * - at each step, before the steering reads the session (takeInboxFirst):
  *   a message or an outcome is taken in at the next model request, a pause
  *   stops the run there, an interrupt aborts it;
- * - every INBOX_PEEK_MS while a step waits on the model or a tool
- *   (inboxWatch, a run service): a look at inbox/ (two directory listings),
- *   and a drain when it holds something. A drain that brought in a
- *   user.interrupt aborts the run through its control, as the daemon does
- *   when an interrupt is appended to a running session's log
- *   (daemon.ts, evaluate), so a tool or model request in flight is cut
- *   short the same way.
+ * - on a shared home, every INBOX_PEEK_MS while a step waits on the model
+ *   or a tool (inboxWatch, a run service): a look at inbox/ (two directory
+ *   listings), and a drain when it holds something. A drain that brought in
+ *   a user.interrupt aborts the run through its control, as the daemon does
+ *   when an interrupt is appended to a running session's log (daemon.ts,
+ *   evaluate), so a tool or model request in flight is cut short the same
+ *   way. On a home of one host a person's events are appended (the store's
+ *   delivery), and that path already reaches a run in flight.
  *
  * Nothing is drained once the run is stopping (its control aborted), and
  * never once it is silenced (its lease lost): only the holder may append.
@@ -69,14 +70,15 @@ export function takeInboxFirst(inner: Steering): Steering {
 
 /**
  * The run service that looks at inbox/ every INBOX_PEEK_MS (on the run's
- * clock) from its opening to its close, and aborts the run for an
- * interrupt it brought in.
+ * clock) from its opening to its close, on a shared home, and aborts the
+ * run for an interrupt it brought in.
  */
 export function inboxWatch(): RunService {
   let cancel: (() => void) | null = null;
   return {
     name: 'inbox-watch',
     open(ctx, journal) {
+      if (!ctx.rt.store.shared) return;
       const look = () => {
         cancel = null;
         if (ctx.control.signal.aborted) return;
