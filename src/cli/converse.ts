@@ -77,7 +77,7 @@ function printer(ctx: CliContext, seen: Map<string, SessionEvent>) {
  * step when this process runs it).
  */
 export async function converse(ctx: CliContext, id: string, append: () => SessionEvent): Promise<Exchange> {
-  const [{ watchTurn }, { runningDaemon }] = await Promise.all([import('../core/ops/turn-watch.js'), import('../daemon/home-lock.js')]);
+  const [{ watchTurn }, { runningDaemon }] = await Promise.all([import('../core/ops/turn-watch.js'), import('../core/foundation/daemon-presence.js')]);
   const from = ctx.store.snapshot(id).journals.events;
   const appended = append();
   const seen = new Map<string, SessionEvent>();

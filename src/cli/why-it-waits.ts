@@ -18,8 +18,8 @@ export async function whyItWaits(ctx: CliContext, id: string, what = 'the messag
   if (s.paused) notes.push(`session ${id} is paused (since ${s.paused.since}${s.paused.reason ? `: ${s.paused.reason}` : ''}): ${what} waits until openboa resume ${id}`);
   const asks = s.counts.requires_action;
   if (asks > 0) notes.push(`session ${id} is waiting on ${asks} answer${asks === 1 ? '' : 's'} (openboa status ${id} lists them); ${what} is taken in once they are answered`);
-  // Loaded here, not at startup: only the commands that append need the daemon's lock reader.
-  const { runningDaemon } = await import('../daemon/home-lock.js');
+  // Loaded here, not at startup: only the commands that append need it. Any daemon of the home, on any host.
+  const { runningDaemon } = await import('../core/foundation/daemon-presence.js');
   if (o.daemonNeeded !== false && !(await runningDaemon(ctx.home))) notes.push(`no daemon is running on this home (${ctx.home.root}): ${what} waits until one starts (openboa daemon), or run the session once now (openboa wake ${id})`);
   return notes;
 }

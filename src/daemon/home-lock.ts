@@ -10,18 +10,19 @@
  * since). A daemon that was killed leaves both behind; its lock is taken over
  * at once when its pid is provably dead on this machine, or after 10 s of no
  * refresh otherwise. So a stale pid file never blocks a start.
+ *
+ * Whether a daemon runs (readers: send, wake, status, doctor) is
+ * core/foundation/daemon-presence.ts: this lock, or any daemon's heartbeat.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Home } from '../core/foundation/home.js';
 import type { Clock } from '../core/foundation/clock.js';
-import { acquireLease, leaseHeld, ownerIsDead, readLeaseOwner, type Lease, type LeaseOwner, type LockPaths } from '../core/foundation/lease.js';
+import { acquireLease, readLeaseOwner, type Lease } from '../core/foundation/lease.js';
 import { OpenboaError, busy } from '../core/foundation/errors.js';
+import { homeLockPaths } from '../core/foundation/daemon-presence.js';
 
-export function homeLockPaths(home: Home): LockPaths {
-  const dir = path.join(home.root, '.openboa');
-  return { dir, lease: path.join(dir, 'daemon.lock'), leaseOwner: path.join(dir, 'daemon.json') };
-}
+// Whether a daemon runs, on any host (the lock, or a daemon's heartbeat): one answer for every reader.
+export { homeLockPaths, runningDaemon } from '../core/foundation/daemon-presence.js';
 
 /** Takes the home's daemon lock, or throws `busy` naming the daemon that holds it. */
 export async function lockHome(home: Home, clock: Pick<Clock, 'now' | 'sleep'>): Promise<Lease> {
@@ -44,22 +45,5 @@ export async function lockHome(home: Home, clock: Pick<Clock, 'now' | 'sleep'>):
       throw busy(`another daemon (${who}) is already running on this home (${home.root}); stop it first, or pass --allow-multiple to run several on purpose`);
     }
     throw e;
-  }
-}
-
-/**
- * The daemon running on this home, as far as its lock says: its owner record
- * while the lock is held and not stale, and its pid not provably dead; else
- * null. For readers (send, status, doctor); never throws.
- */
-export async function runningDaemon(home: Home): Promise<LeaseOwner | null> {
-  const p = homeLockPaths(home);
-  try {
-    if (!(await leaseHeld(p))) return null;
-    const owner = readLeaseOwner(p);
-    if (owner && ownerIsDead(owner)) return null;
-    return owner ?? { pid: 0, host: '', purpose: 'daemon', wake_id: null, acquired_at: '' };
-  } catch {
-    return null;
   }
 }

@@ -51,7 +51,8 @@ export function spawnFromRun(rt: Runtime, claims: RunClaims, body: z.output<type
       agent: { id: agent.id, def: agent.def },
       runOpenedAt: openedAt,
       redactor,
-      emit: (evs) => store.appendEvents(parent.id, evs, { wakeId: claims.runId, redactor }),
+      // The parent's run holds its lease, maybe on another host: delivered, which it takes in within a second.
+      emit: (evs) => store.deliverEvents(parent.id, evs, { wakeId: claims.runId, redactor }),
     },
     input,
     () => rt.deps.clock.now(),

@@ -12,8 +12,8 @@
  * two runs of a session interleave, no revisit is consumed twice, no session
  * is left running, and the dead host's sessions were taken by the others.
  *
- * The full-size run (500 messages, 50 sessions) is `npm run bench --
- * scale-out`; this one is scaled to a 2-core machine in about a minute.
+ * By default scaled to a 2-core machine in about a minute; the sizes are
+ * settable (below) for the full scenario (500 messages over 50 sessions).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,8 +34,20 @@ import { inboxHasFiles } from '../../src/core/store/inbox.js';
 
 const HOSTS = ['a', 'b', 'c'] as const;
 type Host = (typeof HOSTS)[number];
-const SESSIONS = 15;
-const MESSAGES = 150;
+/**
+ * Sizes: OPENBOA_MH_SESSIONS and OPENBOA_MH_MESSAGES; the defaults keep CI at about a minute. The scenario of
+ * issue 32 is OPENBOA_MH_SESSIONS=50 OPENBOA_MH_MESSAGES=500. The time limits grow with the messages.
+ */
+function size(name: string, fallback: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: expected a whole number of at least 1, got "${v}"`);
+  return n;
+}
+const SESSIONS = size('OPENBOA_MH_SESSIONS', 15);
+const MESSAGES = size('OPENBOA_MH_MESSAGES', 150);
+const SCALE = Math.max(1, MESSAGES / 150);
 /** A lease goes stale after this (LEASE_STALE_MS); stray work is looked for every quarter of it. */
 const STALE_MS = 10_000;
 /** Host c stays down at most this long waiting for the others to take its work. */
@@ -53,7 +65,7 @@ const trace = (m: string) => {
   if (process.env.OPENBOA_MH_TRACE) process.stderr.write(`${new Date().toISOString()} ${m}\n`);
 };
 
-test('three hosts on one sshfs home: every message answered once, no overlapping runs, a dead host’s work taken over', { skip: why ?? false, timeout: 300_000 }, async (t) => {
+test('three hosts on one sshfs home: every message answered once, no overlapping runs, a dead host’s work taken over', { skip: why ?? false, timeout: 300_000 * SCALE }, async (t) => {
   const nfs = await sshfsHome(HOSTS);
   const children = new Set<ChildProcess>();
   // Even if this process is ended before t.after runs: unshare ignores SIGTERM, and a daemon left behind
@@ -85,7 +97,7 @@ test('three hosts on one sshfs home: every message answered once, no overlapping
     YAML.stringify({ turns: [{ tool_calls: [{ name: 'schedule_wake', input: { delay_seconds: 3, reason: 'look again' } }] }, { text: 'scheduled' }], fallback: 'answered' }),
   );
   const store = new SessionStore(home, systemDeps(process.env), { shared: false });
-  // As many sessions in each host's shard (more are made than used; the others stay idle).
+  // As many sessions in each host's shard, give or take one (more are made than used; the others stay idle).
   const ids: string[] = [];
   while (ids.length < SESSIONS) {
     const id = createSession(store, { agent: 'mh' }).id;
@@ -210,10 +222,10 @@ globalThis.Date = Skewed;\n`,
       const s = store.snapshot(id, { persist: false });
       return s.status === 'idle' && s.pending_events.length === 0 && nextDueMs(s) === null && !inboxHasFiles(store.paths(id));
     });
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + 120_000 * SCALE;
   while (!done()) {
     trace(ids.map((id) => { const s = store.snapshot(id, { persist: false }); return `${s.status[0]}${s.pending_events.length}${nextDueMs(s) === null ? '' : 'w'}${inboxHasFiles(store.paths(id)) ? 'i' : ''}`; }).join(' '));
-    assert.ok(Date.now() < deadline, `not settled within 120 s: ${ids.map((id) => { const s = store.snapshot(id, { persist: false }); return `${id.slice(-6)} ${s.status} pending ${s.pending_events.length} due ${nextDueMs(s)} inbox ${inboxHasFiles(store.paths(id))}`; }).join('; ')}`);
+    assert.ok(Date.now() < deadline, `not settled within ${120 * SCALE} s: ${ids.map((id) => { const s = store.snapshot(id, { persist: false }); return `${id.slice(-6)} ${s.status} pending ${s.pending_events.length} due ${nextDueMs(s)} inbox ${inboxHasFiles(store.paths(id))}`; }).join('; ')}`);
     await new Promise((r) => setTimeout(r, 500));
   }
   for (const h of HOSTS) signalOnHost(daemons.get(h)!.pid!, 'SIGTERM');

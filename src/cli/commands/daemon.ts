@@ -3,6 +3,7 @@ import { probeCapabilities } from '../../core/sandbox/isolation.js';
 import { UsageError, type CliContext, type CommandInput, type Flags } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
+import { startDaemonBeat } from '../../core/foundation/daemon-presence.js';
 import { parseShard, type Shard } from '../../daemon/shard.js';
 import { SessionStore } from '../../core/store/session-store.js';
 import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';
@@ -33,11 +34,14 @@ export async function runDaemon(ctx: CliContext, flags: Flags): Promise<number> 
   const write = (line: string) => ctx.out.write(line);
   // One daemon per home, unless asked for several (hosts sharing one home); a dead daemon's lock is taken over.
   const homeLock = flags['allow-multiple'] === true ? null : await lockHome(ctx.home, ctx.deps.clock);
+  // Lock or not, a heartbeat says this daemon runs, to readers on any host (core/foundation/daemon-presence.ts).
+  const stopBeat = startDaemonBeat(ctx.home, () => new Date().toISOString());
   try {
     // The runs' store syncs by the chosen policy (docs/format.md, Durability).
     const store = fsync === DEFAULT_FSYNC ? ctx.store : new SessionStore(ctx.home, ctx.deps, { fsync });
     return await serve({ ...ctx, store }, flags, concurrency, sweep, write);
   } finally {
+    stopBeat();
     await homeLock?.release();
   }
 }

@@ -77,7 +77,7 @@ interface KeySource {
  * uses is the daemon's, not this shell's. Only names are ever looked at.
  */
 async function daemonKeySource(ctx: CliContext): Promise<KeySource | null> {
-  const { runningDaemon } = await import('../../daemon/home-lock.js');
+  const { runningDaemon } = await import('../../core/foundation/daemon-presence.js');
   const d = await runningDaemon(ctx.home);
   if (!d || !d.pid || (d.host && d.host !== os.hostname())) return null;
   try {
@@ -151,7 +151,7 @@ export function checkPtrace(read: (file: string) => string = (f) => fs.readFileS
 }
 
 async function checkDaemon(ctx: CliContext): Promise<Check> {
-  const { runningDaemon } = await import('../../daemon/home-lock.js');
+  const { runningDaemon } = await import('../../core/foundation/daemon-presence.js');
   const d = await runningDaemon(ctx.home);
   if (!d) return { name: 'daemon', status: 'info', message: 'no daemon is running on this home (openboa daemon starts one)' };
   return { name: 'daemon', status: 'ok', message: `a daemon is running on this home${d.pid ? ` (pid ${d.pid}${d.host ? ` on ${d.host}` : ''}${d.acquired_at ? `, since ${d.acquired_at}` : ''})` : ''}` };

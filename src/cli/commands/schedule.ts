@@ -32,7 +32,7 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
   };
   let rec;
   try {
-    rec = scheduleRevisit(ctx.store, ctx.deps.clock, id, when, reason);
+    rec = await scheduleRevisit(ctx.store, ctx.deps.clock, id, when, reason);
   } catch (e) {
     // The core names the line's field; the flag for it is --tz.
     if (OpenboaError.is(e) && e.data.field === 'timezone') throw new UsageError(`--tz ${e.message}`);
@@ -42,7 +42,7 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
 }
 
 /** --cancel WAKE_ID: a pending revisit is cancelled; a recurring one stops for good. */
-function cancel(ctx: CliContext, id: string, wakeId: string): void {
-  const w = cancelRevisit(ctx.store, id, wakeId);
+async function cancel(ctx: CliContext, id: string, wakeId: string): Promise<void> {
+  const w = await cancelRevisit(ctx.store, ctx.deps.clock, id, wakeId);
   ctx.out.result({ wake_id: w.id, cancelled: true }, `cancelled ${w.id}${w.recurrence ? ' and every firing to come' : ''}`);
 }

@@ -1,6 +1,7 @@
 import { stopLabel } from '../stop-label.js';
 import { waitingLines } from '../waiting-lines.js';
 import { sessionStatus } from '../../core/ops/session-ops.js';
+import { runningDaemon } from '../../core/foundation/daemon-presence.js';
 import type { CliContext, CommandInput } from '../command.js';
 import { cacheReadShare, describeContextCut, type SessionSnapshot } from '../../core/schema/index.js';
 import { cutHead } from '../../core/foundation/text-cut.js';
@@ -102,7 +103,9 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
   const children = childrenOf(ctx.store, s);
   const tree = treeOf(ctx.store, s, ctx.deps.clock.now(), SPAWN_RATE_WINDOW_MS);
   const plan = planView(ctx.store, s.id);
-  ctx.out.result({ ...snapshot, cache_read_share: cacheReadShare(s.usage), lease: st.lease, requires_action: requiresAction, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at, children_status: children, tree, plan }, () => {
+  // Any daemon of the home, on any host: the same answer as send's and doctor's.
+  const daemon = await runningDaemon(ctx.home);
+  ctx.out.result({ ...snapshot, cache_read_share: cacheReadShare(s.usage), lease: st.lease, daemon, requires_action: requiresAction, due_wakes: st.due_wakes, next_wake_at: st.next_wake_at, children_status: children, tree, plan }, () => {
     const lines = [
       `session    ${s.id}${s.title ? `  "${oneLine(s.title, 120)}"` : ''}`,
       `agent      ${s.agent_id}   environment ${s.environment_id}`,
@@ -110,6 +113,7 @@ export async function run(ctx: CliContext, { args }: CommandInput): Promise<numb
       ...(s.paused ? [`paused     since ${s.paused.since}${s.paused.reason ? `: ${s.paused.reason}` : ''}; no run starts until openboa resume ${s.id}`] : []),
       ...(s.archived_at ? [`archived   since ${s.archived_at}; never woken until openboa archive ${s.id} --undo`] : []),
       `lease      ${st.lease.held ? `held${st.lease.owner ? ` by pid ${st.lease.owner.pid} on ${st.lease.owner.host} (${st.lease.owner.purpose}${st.lease.owner.wake_id ? ` ${st.lease.owner.wake_id}` : ''})` : ''}` : 'free'}`,
+      `daemon     ${daemon ? `running${daemon.pid ? ` (pid ${daemon.pid}${daemon.host ? ` on ${daemon.host}` : ''})` : ''}` : 'none running on this home: nothing runs this session until one starts (openboa daemon)'}`,
       `last run   ${s.last_wake_id ?? '-'}`,
       ...(s.last_error ? [`last error ${s.last_error.message}${s.last_error.code ? ` (${s.last_error.code}, ${s.last_error.at})` : ` (${s.last_error.at})`}`] : []),
       ...(s.context_cut ? [`context    cut to fit the window (${s.context_cut.event_id}, ${s.context_cut.at}): ${describeContextCut(s.context_cut)}; ${s.context_cut.why}`] : []),

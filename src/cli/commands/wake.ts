@@ -7,7 +7,7 @@ import { redactFor } from '../session-redactor.js';
 export async function run(ctx: CliContext, { args, flags }: CommandInput): Promise<number | void> {
   const id = args.id as string;
   if (flags.force !== true) {
-    const { runningDaemon } = await import('../../daemon/home-lock.js');
+    const { runningDaemon } = await import('../../core/foundation/daemon-presence.js');
     const d = await runningDaemon(ctx.home);
     if (d) {
       throw busy(

@@ -75,7 +75,8 @@ export function spawnChild(store: SessionStore, parent: SpawningParent, input: S
     return refuse('interrupted', late);
   }
   const task = parent.redactor.text(input.message);
-  store.appendUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: runOpenedAt, ...(parent.traceparent ? { traceparent: parent.traceparent } : {}) });
+  // Through the one delivery function: on a shared home another host's daemon may already be looking at the child.
+  store.deliverUserEvent(child.id, { type: 'user.message', content: text(task), mandate_at: runOpenedAt, ...(parent.traceparent ? { traceparent: parent.traceparent } : {}) });
   emit([
     { type: 'session.thread_created', session_thread_id: child.id, agent_name: target, workflow_run_id: null, depth: child.depth, ...(input.title ? { title: input.title } : {}) },
     { type: 'agent.thread_message_sent', to_session_thread_id: child.id, to_agent_name: target, content: text(task) },

@@ -266,6 +266,20 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
   return true;
 }
 
+/** This process as an owner record: pid, host, and what tells whether it still lives (boot, PID namespace, start time). */
+export function selfOwner(purpose: string, nowIso: string, wakeId: string | null = null): LeaseOwner {
+  return {
+    pid: process.pid,
+    host: os.hostname(),
+    purpose,
+    wake_id: wakeId,
+    acquired_at: nowIso,
+    ...(BOOT_ID ? { boot_id: BOOT_ID } : {}),
+    ...(PID_NS ? { pid_ns: PID_NS } : {}),
+    ...(SELF_START !== null ? { pid_start: SELF_START } : {}),
+  };
+}
+
 async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   const controller = new AbortController();
   let compromised: Error | null = null;
@@ -300,16 +314,9 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   }
   const mine = lockIdentity(p.lease);
   const owner: LeaseOwner = {
-    pid: process.pid,
-    host: os.hostname(),
-    purpose: opts.purpose,
-    wake_id: opts.wakeId ?? null,
-    acquired_at: opts.nowIso,
+    ...selfOwner(opts.purpose, opts.nowIso, opts.wakeId ?? null),
     locked_ms: Date.now(),
     ...(mine ? { lock_ino: mine.ino, lock_birth_ms: mine.birth } : {}),
-    ...(BOOT_ID ? { boot_id: BOOT_ID } : {}),
-    ...(PID_NS ? { pid_ns: PID_NS } : {}),
-    ...(SELF_START !== null ? { pid_start: SELF_START } : {}),
   };
   try {
     writeJsonAtomic(p.leaseOwner, owner, { durable: false });

@@ -42,7 +42,7 @@ export function archiveSession(store: SessionStore, sessionId: string, archived 
   if (archived === (s.archived_at !== null)) {
     return { event: null, notes: [archived ? `session ${sessionId} was already archived (since ${s.archived_at}); nothing changed` : `session ${sessionId} was not archived; nothing changed`] };
   }
-  const [event] = store.appendEvents(sessionId, [{ type: 'session.updated', archived }], { durable: true });
+  const [event] = store.deliverEvents(sessionId, [{ type: 'session.updated', archived }]);
   const notes: string[] = [];
   if (archived && (s.pending_events.length > 0 || s.pending_wakes.length > 0)) {
     notes.push(`it had ${s.pending_events.length} pending event(s) and ${s.pending_wakes.length} pending revisit(s); they stay in the log, and run only if it is unarchived`);

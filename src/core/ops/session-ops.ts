@@ -13,6 +13,7 @@ import { leaseHeld, readLeaseOwner, type LeaseOwner } from '../foundation/lease.
 import { invalidField, invalidInput } from '../foundation/errors.js';
 import { answerProblem, openActions } from '../store/answer-problem.js';
 import { firstFiringFrom } from '../schedule/recurrence.js';
+import { asQueueWriter } from './queue-lease.js';
 import { MAX_METADATA_PAIRS, DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, recurrenceIssues, recurrenceOf, type RecurrenceFields, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from '../schema/index.js';
 
 export function sendMessage(store: SessionStore, sessionId: string, content: string | UserContentBlock[], o: { traceparent?: string } = {}): SessionEvent {
@@ -54,20 +55,24 @@ export function scheduleRevisit(
   if (reason.trim() === '') throw invalidField('reason', 'must not be empty');
   const dueMs = rule ? firstFiringFrom(rule, now, startMs) : (startMs as number);
   if (dueMs === null) throw invalidField('cron', `"${when.cron}" never fires${startMs !== undefined ? ` at or after ${iso(startMs)}` : ''}`);
-  return store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli', created_at: iso(now), ...(rule ? { recurrence: rule } : {}) });
+  // On a shared home, under the session's lease (queue-lease.ts).
+  return asQueueWriter(store, clock, sessionId, () => store.scheduleWake(sessionId, { due_at: iso(dueMs), reason, source: 'cli', created_at: iso(now), ...(rule ? { recurrence: rule } : {}) }));
 }
 
 /**
  * A person cancels a pending revisit: a recurring one stops for good (its
  * own id cancelled). The heartbeat is agent.yaml's to change, not the queue's.
  */
-export function cancelRevisit(store: SessionStore, sessionId: string, wakeId: string) {
-  const snap = store.snapshot(sessionId);
-  const w = snap.pending_wakes.find((x) => x.id === wakeId);
-  if (!w) throw invalidInput(`session ${sessionId} has no pending revisit ${wakeId} (pending: ${snap.pending_wakes.map((x) => x.id).join(', ') || 'none'})`);
-  if (w.source === 'heartbeat') throw invalidInput(`${wakeId} is the heartbeat of agent ${snap.agent_id}: remove or change heartbeat in its agent.yaml (or pause the session)`);
-  store.settleWakes(sessionId, 'wake.cancelled', [wakeId], { reason: 'cancelled from the CLI' });
-  return w;
+export function cancelRevisit(store: SessionStore, clock: Clock, sessionId: string, wakeId: string) {
+  // The check and the append together: on a shared home, under the session's lease (queue-lease.ts).
+  return asQueueWriter(store, clock, sessionId, () => {
+    const snap = store.snapshot(sessionId);
+    const w = snap.pending_wakes.find((x) => x.id === wakeId);
+    if (!w) throw invalidInput(`session ${sessionId} has no pending revisit ${wakeId} (pending: ${snap.pending_wakes.map((x) => x.id).join(', ') || 'none'})`);
+    if (w.source === 'heartbeat') throw invalidInput(`${wakeId} is the heartbeat of agent ${snap.agent_id}: remove or change heartbeat in its agent.yaml (or pause the session)`);
+    store.settleWakes(sessionId, 'wake.cancelled', [wakeId], { reason: 'cancelled from the CLI' });
+    return w;
+  });
 }
 
 /**
@@ -177,7 +182,7 @@ export function updateSession(store: SessionStore, sessionId: string, change: { 
     for (const [k, v] of Object.entries(change.metadata)) v === null ? after.delete(k) : after.add(k);
     if (after.size > MAX_METADATA_PAIRS) throw invalidField('metadata', `would hold ${after.size} pairs; at most ${MAX_METADATA_PAIRS}`);
   }
-  return store.appendEvents(sessionId, [
+  return store.deliverEvents(sessionId, [
     {
       type: 'session.updated',
       ...(change.title !== undefined ? { title: change.title } : {}),

@@ -52,7 +52,8 @@ export function reportToParent(rt: Runtime, childId: string, child?: SessionSnap
     { type: 'agent.thread_message_received', from_session_thread_id: childId, from_agent_name: s.agent_id, content: [{ type: 'text', text: lastMessage(rt, childId, s.last_wake_id) }], delivery_key: key },
     { type: 'session.thread_status_idle', session_thread_id: childId, agent_name: s.agent_id, stop_reason: s.stop_reason, stop_details: null, delivery_key: key, tree_usage: s.tree_usage },
   ];
-  rt.store.appendEvents(parentId, events, { durable: true });
+  // The parent's lease is not ours: delivered (on a shared home through its inbox/, in one file).
+  rt.store.deliverEvents(parentId, events);
   return 'delivered';
 }
 

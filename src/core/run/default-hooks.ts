@@ -36,6 +36,7 @@ import { childReport } from './child-report.js';
 import { apiAccess } from './api-access.js';
 import type { RunContext } from './run-context.js';
 import { telemetryObservers } from '../telemetry/telemetry.js';
+import { inboxWatch, takeInboxFirst } from './inbox-during-run.js';
 
 /** Empty replies in a row that end the run. */
 export const EMPTY_STOP = 3;
@@ -128,11 +129,12 @@ export const defaultPreparers: readonly SessionPreparer[] = [reconcileHeartbeat]
 /**
  * The services of a run, fresh for each: MCP servers, the egress proxy of
  * a network: limited sandbox, the environment's packages, the memory
- * versions around the sandbox, and the runtime/ files outcomes, delegation
- * and the plan keep.
+ * versions around the sandbox, the runtime/ files outcomes, delegation
+ * and the plan keep, the API's run token, and the look at inbox/ between
+ * steps (inbox-during-run.ts).
  */
 export function defaultServices(): RunService[] {
-  return [mcpService(), egressService(), packagesService(), memoryVersions(), outcomeStartFile(), relationsStartFile(), planStartFile(), apiAccess()];
+  return [mcpService(), egressService(), packagesService(), memoryVersions(), outcomeStartFile(), relationsStartFile(), planStartFile(), apiAccess(), inboxWatch()];
 }
 
 /** The hooks of a run: the model, fit-and-digest, the catalog's permissions with the repeat guard, steering, the guards (a failed package build first), outcomes. */
@@ -145,7 +147,7 @@ export function defaultHooks(ctx: RunContext, model: ModelProvider, takenWakes: 
     model,
     context: compactingContext(model),
     tools: guardedToolPolicy(ctx),
-    steering: liveOutcomeFile(stopWhenPaused(takeMidRunInput())),
+    steering: takeInboxFirst(liveOutcomeFile(stopWhenPaused(takeMidRunInput()))),
     bounds: [packagesReady(), spend, treeBudget(), requestCap()],
     afterTurn: [emptyReplyGuard(), ...failureGuards(ctx), outcomes, memory, plan],
     afterRun: [retryRevisits(takenWakes), outcomes, relationsAtRunEnd(), usageFile(), plan, correctionsFromDenials(), memory, spend],

@@ -349,8 +349,8 @@ export function applyEvent(s: SessionSnapshot, e: SessionEvent, line: number, re
       break;
     case 'session.error':
       if (e.line !== undefined) markReported(s, e.file ?? 'events.jsonl', e.line);
-      else if (e.error.code === INBOX_REPORT_CODE && e.wake_id !== s.running_wake_id) {
-        // a refused inbox file, reported before any run: information, not the state of a run
+      else if (e.error.code === INBOX_REPORT_CODE) {
+        // a refused inbox file, reported before a run or by one (run/inbox-during-run.ts): information, not the state of a run
       } else {
         s.last_error = { type: e.error.type, code: e.error.code ?? null, message: e.error.message, at: e.created_at, wake_id: e.wake_id ?? null, retry: e.error.retry_status?.type ?? null };
         s.run_errors += 1;

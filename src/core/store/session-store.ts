@@ -283,10 +283,22 @@ export class SessionStore {
    * a shared home it is there once a run has taken it in.
    */
   deliverUserEvent(sessionId: string, event: NewEvent): SessionEvent {
-    if (!this.shared) return this.appendUserEvent(sessionId, event);
+    return this.deliverEvents(sessionId, [event])[0] as SessionEvent;
+  }
+
+  /**
+   * deliverUserEvent for several events that belong together (one write:
+   * one append, or one inbox/ file), and for what another session writes
+   * into this one (a child's report to its parent, a spawn's task) or a
+   * run writes through the API (`opts`: the run's id and redactor, for a
+   * line the fold accepts while that run is in progress). Durable.
+   */
+  deliverEvents(sessionId: string, events: readonly NewEvent[], opts: Pick<AppendOptions, 'wakeId' | 'redactor'> = {}): SessionEvent[] {
+    if (!this.shared) return this.appendEvents(sessionId, events, { ...opts, durable: true });
     const p = this.forWrite(sessionId);
-    const stamped = this.stamp(event);
-    dropInInbox(p, [JSON.stringify(stamped)], this.durability.policy !== 'never');
+    const redactor = opts.redactor ?? Redactor.none;
+    const stamped = events.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
+    dropInInbox(p, stamped.map((e) => JSON.stringify(e)), this.durability.policy !== 'never');
     return stamped;
   }
 

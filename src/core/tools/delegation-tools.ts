@@ -142,7 +142,7 @@ export const messageParentTool: Tool<typeof MessageParentInput> = {
     const sent = ctx.runUses?.('message_parent') ?? 0;
     if (sent > MAX_PARENT_MESSAGES_PER_RUN) return fail(`not sent: at most ${MAX_PARENT_MESSAGES_PER_RUN} messages to your parent in one run; your final message reaches it when your run ends`);
     if (!ctx.store.exists(parent)) return fail(`not sent: the parent session ${parent} no longer exists`);
-    ctx.store.appendEvents(parent, [
+    ctx.store.deliverEvents(parent, [
       {
         type: 'agent.thread_message_received',
         from_session_thread_id: ctx.sessionId,
