@@ -68,13 +68,14 @@ export interface StreamLimits {
 }
 
 /**
- * A program streams a session once (twice while it reconnects), a person a
- * few sessions in a few tabs; an agent needs one stream of its own session
- * and one per child it follows. Each stream may hold MAX_BUFFERED unread, so
- * these also bound the memory one caller can make the server hold: 8 per
- * run is 64 MiB, 128 for the key 1 GiB at worst.
+ * An agent needs one stream of its own session and one per child it
+ * follows; each stream may hold MAX_BUFFERED unread, so 8 per run bounds
+ * what one run can make the server hold at 64 MiB. The key is a person's or
+ * their program's: its limits catch a program that never closes its streams,
+ * while leaving room for a fan-out (docs/benchmarks.md streams 200 clients
+ * of one session).
  */
-export const STREAM_LIMITS: StreamLimits = Object.freeze({ perSession: 32, perRun: 8, perKey: 128 });
+export const STREAM_LIMITS: StreamLimits = Object.freeze({ perSession: 256, perRun: 8, perKey: 1024 });
 
 /** Previews a client follows at once (a reply has a few text blocks; the rest are of replies that failed). */
 const MAX_OPEN_PREVIEWS = 64;

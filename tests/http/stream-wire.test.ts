@@ -96,5 +96,5 @@ test('streams are bounded: per session, per run token and for the key; one past 
   await refused(await stream(child, token), /^this run token holds 2 event streams open, the most it may hold at once/);
   assert.deepEqual(b.server.api.hub.stats, { sessions: 4, clients: 6 });
   // What a server has without streamLimits (docs/http.md says so).
-  assert.deepEqual(STREAM_LIMITS, { perSession: 32, perRun: 8, perKey: 128 });
+  assert.deepEqual(STREAM_LIMITS, { perSession: 256, perRun: 8, perKey: 1024 });
 });
