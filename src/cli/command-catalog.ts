@@ -68,9 +68,9 @@ export const COMMANDS: CommandSpec[] = [
     path: ['env', 'build'],
     summary: "install an environment's packages (npm, apt) into its cache, once per version of the lists",
     args: [{ name: 'name', required: true, description: 'the environment (environments/<name>.yaml)' }],
-    options: { rebuild: { type: 'boolean', description: 'build again even when the cache of this version is built (a range or an unpinned apt package then takes what is newest)' } },
+    options: { rebuild: { type: 'boolean', description: 'build again even when the cache of this version is built (a range or an unpinned apt package then takes what is newest); a running session keeps the build it has' } },
     details:
-      "The cache is <home>/.openboa/env-cache/<name>/<hash>/, the install's log <hash>.log beside it; a run of the environment builds it itself when it is missing. Another build of the same cache (a daemon's run, another command) is waited for. Exit 0 when built or already built, 1 when the install failed (the log says why), 2 when the environment does not load. --json prints {environment_id,packages,hash,built,cache,log,built_at}.",
+      "The cache is <home>/.openboa/env-cache/<name>/<hash> (a link to its current build in <hash>.builds/), the install's log <hash>.log beside it; a run of the environment builds it itself when it is missing. Another build of the same cache (a daemon's run, another command) is waited for. Each time, older builds that no running session has are removed. Exit 0 when built or already built, 1 when the install failed (the log says why), 2 when the environment does not load. --json prints {environment_id,packages,hash,build,built,cache,log,built_at,removed_builds}.",
     load: () => import('./commands/env-build.js'),
   },
   {

@@ -7,7 +7,9 @@
  *
  * The same core reads as the CLI's `status` (session-ops.ts sessionStatus,
  * resolve-escalation.ts escalationsOf, views/children-view.ts childrenOf),
- * shaped as JSON and redacted with the session's secrets.
+ * shaped as JSON and redacted with the session's secrets. A run token's
+ * overview of one of its children has `children: null`: the token sees its
+ * own session and its direct children, not theirs (seesChildrenOf).
  */
 import { Hono } from 'hono';
 import { sessionStatus } from '../core/ops/session-ops.js';
@@ -15,13 +17,14 @@ import { escalationsOf } from '../core/ops/resolve-escalation.js';
 import type { Runtime } from '../core/run/run-context.js';
 import { childrenOf } from '../core/views/children-view.js';
 import type { AuthEnv } from './auth.js';
-import { openSession } from './session-access.js';
+import { openSession, seesChildrenOf } from './session-access.js';
 
 export function overviewRoutes(rt: Runtime): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
 
   app.get('/sessions/:id/overview', async (c) => {
-    const s = openSession(rt, c.get('principal'), c.req.param('id'));
+    const who = c.get('principal');
+    const s = openSession(rt, who, c.req.param('id'));
     const st = await sessionStatus(rt.store, rt.deps.clock, s.id);
     const snap = st.snapshot;
     const escalations = escalationsOf(rt.store, s.id, st.requires_action);
@@ -41,7 +44,7 @@ export function overviewRoutes(rt: Runtime): Hono<AuthEnv> {
         pending_events: st.pending_events.length,
         lease_held: st.lease.held,
         outcome: snap.outcome,
-        children: childrenOf(rt.store, snap),
+        children: seesChildrenOf(who, s.id) ? childrenOf(rt.store, snap) : null,
         tree_usage: snap.tree_usage,
       }),
     );

@@ -11,6 +11,10 @@
  * the tail of a journal (`.jsonl`, the newest lines), the head of anything
  * else, with `truncated: true`.
  *
+ * relations.json lists the session's children with their state: a run
+ * token gets it of its own session only, not of a child (seesChildrenOf);
+ * for a child it is absent from the listing and a 404.
+ *
  * What leaves passes through the session's redactor, as `openboa events`
  * prints the log: these files were redacted when written, under the
  * environment's secrets of that run; this redacts again under today's.
@@ -22,7 +26,8 @@ import { iso } from '../core/foundation/clock.js';
 import type { Runtime } from '../core/run/run-context.js';
 import { notFound } from './api-error.js';
 import type { AuthEnv } from './auth.js';
-import { openSession } from './session-access.js';
+import type { Principal } from './auth.js';
+import { openSession, seesChildrenOf } from './session-access.js';
 
 /** The runtime/ files a client may read, by the name it asks for (docs/inspector.md lists what each holds). */
 export const RUNTIME_FILES: Readonly<Record<string, string>> = Object.freeze({
@@ -45,6 +50,12 @@ export const RUNTIME_FILES: Readonly<Record<string, string>> = Object.freeze({
   'activations.jsonl': 'activations.jsonl',
   'egress.jsonl': 'egress.jsonl',
 });
+
+/** The runtime files that tell of the session's children (seesChildrenOf decides who gets them). */
+const CHILDREN_FILES: ReadonlySet<string> = new Set(['relations.json']);
+
+/** Whether `who` may read runtime file `name` of session `id` (one it may see). */
+const mayRead = (who: Principal, id: string, name: string) => !CHILDREN_FILES.has(name) || seesChildrenOf(who, id);
 
 /** Largest part of one file served, bytes: a long shell history's newest lines fit; a page stays quick. */
 export const MAX_RUNTIME_BYTES = 512 * 1024;
@@ -87,21 +98,23 @@ export function runtimeRoutes(rt: Runtime): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
 
   app.get('/sessions/:id/runtime', (c) => {
-    const s = openSession(rt, c.get('principal'), c.req.param('id'));
+    const who = c.get('principal');
+    const s = openSession(rt, who, c.req.param('id'));
     const dir = rt.store.paths(s.id).runtime;
     const data = Object.entries(RUNTIME_FILES).flatMap(([name, file]) => {
-      const r = readRuntime(path.join(dir, file), false);
+      const r = mayRead(who, s.id, name) ? readRuntime(path.join(dir, file), false) : null;
       return r ? [{ name, size: r.size, modified_at: r.modified_at }] : [];
     });
     return c.json({ data });
   });
 
   app.get('/sessions/:id/runtime/:name', (c) => {
-    const s = openSession(rt, c.get('principal'), c.req.param('id'));
+    const who = c.get('principal');
+    const s = openSession(rt, who, c.req.param('id'));
     const name = c.req.param('name');
     const file = Object.hasOwn(RUNTIME_FILES, name) ? RUNTIME_FILES[name] : undefined;
     if (file === undefined) throw notFound(`runtime file ${JSON.stringify(name.slice(0, 80))} (known: ${Object.keys(RUNTIME_FILES).join(', ')})`);
-    const r = readRuntime(path.join(rt.store.paths(s.id).runtime, file), true);
+    const r = mayRead(who, s.id, name) ? readRuntime(path.join(rt.store.paths(s.id).runtime, file), true) : null;
     if (!r) throw notFound(`runtime/${name} of session ${s.id} (not written yet)`);
     return c.json({ name, size: r.size, modified_at: r.modified_at, truncated: r.truncated, content: s.redactor.text(r.text) });
   });

@@ -31,7 +31,7 @@ import { overviewRoutes } from './overview-routes.js';
 import { pauseRoutes } from './pause-routes.js';
 import { searchRoutes } from './search-routes.js';
 import { inspectorRoutes } from './inspector-routes.js';
-import { StreamHub } from './stream-hub.js';
+import { StreamHub, type StreamLimits } from './stream-hub.js';
 import { previewHub } from '../core/run/preview-hub.js';
 import type { ListenAddress } from './listen-address.js';
 
@@ -46,6 +46,8 @@ export interface ApiOptions {
   maxBodyBytes?: number;
   /** Period of `: ping` on a stream, ms (default stream-hub.ts PING_MS). */
   pingMs?: number;
+  /** How many streams may be open at once (default stream-hub.ts STREAM_LIMITS). */
+  streamLimits?: StreamLimits;
   /**
    * Runs happen in this process (a daemon beside the server, `openboa daemon
    * --listen`): streams serve `event_deltas` previews of them. Default
@@ -67,7 +69,7 @@ export interface Api {
 }
 
 export function createApi(rt: Runtime, o: ApiOptions): Api {
-  const hub = new StreamHub(rt.store, rt.deps.clock, o.pingMs, o.runsHere ? previewHub : null);
+  const hub = new StreamHub(rt.store, rt.deps.clock, o.pingMs, o.runsHere ? previewHub : null, o.streamLimits);
   const deps = { rt, onAppend: o.onAppend ?? (() => {}) };
   const app = new Hono<AuthEnv>();
   const max = o.maxBodyBytes ?? MAX_BODY_BYTES;

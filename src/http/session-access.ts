@@ -52,6 +52,17 @@ export function mayAccess(who: Principal, s: Pick<SessionSnapshot, 'id' | 'paren
   return s.id === who.claims.sessionId || s.parent_session_id === who.claims.sessionId;
 }
 
+/**
+ * Whether `who` may see the children of session `id` (which it may see):
+ * the key, any session's; a run token, its own session's only. A child's
+ * children are the child's business, not its parent's: a run token sees
+ * its own session and its direct children, never deeper (docs/http.md,
+ * "Run tokens").
+ */
+export function seesChildrenOf(who: Principal, id: string): boolean {
+  return who.kind === 'key' || id === who.claims.sessionId;
+}
+
 const redactors = new Map<string, Redactor>();
 
 /**

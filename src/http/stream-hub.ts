@@ -27,6 +27,14 @@
  *   and at once when `run.live()` says, just after the client attached, that
  *   the run is over already (it ended between the request's check and the
  *   attach, before the subscription's start).
+ * - Clients are bounded, so neither a program nor an agent holding a run
+ *   token can make the server keep unbounded streams (each may hold up to
+ *   MAX_BUFFERED unread): at most `limits.perSession` at once on one
+ *   session, `limits.perRun` held by one run's token (over its session and
+ *   its children), `limits.perKey` held by the key (over all sessions). A
+ *   stream past one is refused before it is attached: open() throws a 429
+ *   `rate_limit_error` naming the limit, which the route answers in the
+ *   API's envelope. The check and the attach are one synchronous step.
  * - Previews (`event_deltas`): a client that asks for them also gets, for
  *   the types it named, `event_start` / `event_delta` messages of what a
  *   run in this process is writing (core/run/preview-hub.ts, one watch per
@@ -41,13 +49,33 @@ import type { Redactor } from '../core/foundation/redact.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import type { EventLines } from '../core/store/store-types.js';
 import type { PreviewHub, Preview } from '../core/run/preview-hub.js';
-import { apiErrorBodyOf } from './api-error.js';
+import { ApiError, apiErrorBodyOf } from './api-error.js';
 import { wireEvent } from './wire-objects.js';
 
 /** A ping every 15 s keeps proxies and load balancers from closing an idle stream. */
 export const PING_MS = 15_000;
 /** Bytes a client may leave unread before it is cut off (a stalled reader must not hold the server's memory). */
 export const MAX_BUFFERED = 8 * 1024 * 1024;
+
+/** How many streams may be open at once (see the contract above). */
+export interface StreamLimits {
+  /** On one session, whoever holds them. */
+  perSession: number;
+  /** Held by one run's token, over its session and its children. */
+  perRun: number;
+  /** Held by the API key, over every session. */
+  perKey: number;
+}
+
+/**
+ * An agent needs one stream of its own session and one per child it
+ * follows; each stream may hold MAX_BUFFERED unread, so 8 per run bounds
+ * what one run can make the server hold at 64 MiB. The key is a person's or
+ * their program's: its limits catch a program that never closes its streams,
+ * while leaving room for a fan-out (docs/benchmarks.md streams 200 clients
+ * of one session).
+ */
+export const STREAM_LIMITS: StreamLimits = Object.freeze({ perSession: 256, perRun: 8, perKey: 1024 });
 
 /** Previews a client follows at once (a reply has a few text blocks; the rest are of replies that failed). */
 const MAX_OPEN_PREVIEWS = 64;
@@ -57,6 +85,8 @@ const enc = new TextEncoder();
 interface Client {
   controller: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
+  /** Whose stream it is, for the limits: `key`, or `run:<run id>`. */
+  holder: string;
   /** A run's client: its stream ends with that run (see the contract above). */
   runId?: string;
   /** A run's client: whether its run still holds its lease, asked again at each ping (a child's stream never sees its parent's run end). */
@@ -68,7 +98,7 @@ interface Client {
 export type DeltaType = 'agent.message' | 'agent.thinking';
 
 export interface OpenOptions {
-  /** A run's client: see RunBound. */
+  /** A run's client: see RunBound. Without it, the key's. */
   run?: RunBound;
   /** `event_deltas[]`: the types to preview (none: whole events only). */
   deltas?: readonly DeltaType[];
@@ -94,6 +124,8 @@ interface Feed {
 export class StreamHub {
   private readonly feeds = new Map<string, Feed>();
   private readonly waiters: Array<{ clients: number; resolve: () => void }> = [];
+  /** Streams open per holder (Client.holder); a holder with none has no entry. */
+  private readonly held = new Map<string, number>();
 
   /** `previews`: the process's PreviewHub when runs may share the server's process; null when none does (`openboa serve`). */
   constructor(
@@ -101,6 +133,7 @@ export class StreamHub {
     private readonly clock: Clock,
     private readonly pingMs = PING_MS,
     private readonly previews: PreviewHub | null = null,
+    private readonly limits: StreamLimits = STREAM_LIMITS,
   ) {}
 
   /** Whether event_deltas are served (a run of this process can be previewed). */
@@ -122,12 +155,14 @@ export class StreamHub {
    */
   open(id: string, redactor: Redactor, signal: AbortSignal, o: OpenOptions = {}): ReadableStream<Uint8Array> {
     const { run } = o;
+    const holder = run ? `run:${run.runId}` : 'key';
+    this.admit(id, holder, run ? this.limits.perRun : this.limits.perKey);
     const types = o.deltas?.length ? new Set<string>(o.deltas) : null;
     let client!: Client;
     const stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
-          client = { controller, closed: false, ...(run ? { runId: run.runId, live: () => run.live() } : {}), ...(types && this.previews ? { deltas: { types, open: new Set<string>() } } : {}) };
+          client = { controller, closed: false, holder, ...(run ? { runId: run.runId, live: () => run.live() } : {}), ...(types && this.previews ? { deltas: { types, open: new Set<string>() } } : {}) };
           // A comment first: the response has bytes to send at once, so its headers go now.
           controller.enqueue(enc.encode(': connected\n\n'));
           if (types && !this.previews) controller.enqueue(enc.encode(': event_deltas not served: no run shares this server\'s process; whole events only\n\n'));
@@ -146,6 +181,19 @@ export class StreamHub {
       );
     }
     return stream;
+  }
+
+  /** Throws the 429 when one more stream of `holder` on session `id` would pass a limit. */
+  private admit(id: string, holder: string, perHolder: number): void {
+    const onSession = this.feeds.get(id)?.clients.size ?? 0;
+    if (onSession >= this.limits.perSession) {
+      throw new ApiError('rate_limit_error', `session ${id} has ${onSession} event streams open, the most it may have at once: close one first`, false);
+    }
+    const mine = this.held.get(holder) ?? 0;
+    if (mine >= perHolder) {
+      const who = holder === 'key' ? 'the API key' : 'this run token';
+      throw new ApiError('rate_limit_error', `${who} holds ${mine} event streams open, the most it may hold at once: close one first`, false);
+    }
   }
 
   /** Resolves once exactly `clients` clients are attached (over all sessions): for tests and the benchmark. */
@@ -190,6 +238,7 @@ export class StreamHub {
         });
     }
     feed.clients.add(client);
+    this.held.set(client.holder, (this.held.get(client.holder) ?? 0) + 1);
     if (client.deltas && this.previews && !feed.unwatch) {
       const f = feed;
       f.unwatch = this.previews.watch(id, (p) => this.preview(id, f, p));
@@ -278,6 +327,9 @@ export class StreamHub {
     c.closed = true;
     const f = this.feeds.get(id);
     if (!f || !f.clients.delete(c)) return;
+    const left = (this.held.get(c.holder) ?? 1) - 1;
+    if (left > 0) this.held.set(c.holder, left);
+    else this.held.delete(c.holder);
     if (f.clients.size === 0) {
       this.feeds.delete(id);
       f.cancelPing();

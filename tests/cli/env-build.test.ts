@@ -18,6 +18,8 @@ import { helloRegistry, packHello } from '../helpers/npm-fixture.js';
 
 interface Built {
   hash: string;
+  build: string;
+  removed_builds: string[];
   built: boolean;
   cache: string;
   log: string;
@@ -35,9 +37,14 @@ test('openboa env build builds the cache once; again it is already built; --rebu
   assert.ok(fs.existsSync(path.join(root, a.cache, 'npm', 'node_modules', '.bin', 'openboa-hello')));
   assert.match(fs.readFileSync(path.join(root, a.log), 'utf8'), /\$ npm install --prefix \S+ --no-audit --no-fund --ignore-scripts --no-update-notifier -- \S+openboa-hello-1\.0\.0\.tgz\n/);
   const again = await cliInProcess(['env', 'build', 'tools'], { home: root });
-  assert.match(again.stdout, new RegExp(`^already built: \\.openboa/env-cache/tools/${a.hash} \\(at `));
+  assert.match(again.stdout, new RegExp(`^already built: \\.openboa/env-cache/tools/${a.hash} \\(build 0, at `));
   const re = JSON.parse((await cliInProcess(['env', 'build', 'tools', '--rebuild', '--json'], { home: root })).stdout) as Built;
   assert.deepEqual([re.built, re.hash], [true, a.hash]);
+  assert.match(re.build, /^[0-9a-f]{12}$/);
+  // No session had the first build: it is gone, and the cache's name leads to the new one.
+  assert.deepEqual(re.removed_builds, ['0']);
+  assert.deepEqual(fs.readdirSync(path.join(root, `${a.cache}.builds`)), [re.build]);
+  assert.equal(fs.readlinkSync(path.join(root, a.cache)), `${a.hash}.builds/${re.build}`);
   assert.ok(fs.existsSync(path.join(root, a.cache, 'manifest.json')));
   const none = await cliInProcess(['env', 'build', 'local'], { home: root });
   assert.equal(none.code, 0);

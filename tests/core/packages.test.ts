@@ -2,13 +2,17 @@
  * Environment packages without installing anything: which names the schema
  * takes (none that npm or apt could read as an option), the command lines
  * of a build (apt's, which need the network past the simulation, are
- * checked here), the key of an environment version and the shell's PATH.
+ * checked here), the key of an environment version and the shell's PATH,
+ * and which builds of a cache a sweep keeps.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { EnvironmentDefinition } from '../../src/core/schema/index.js';
 import { aptDownloadArgs, aptSimulateArgs, aptToFetch, dpkgExtractArgs, installEnv, npmInstallArgs } from '../../src/core/packages/package-install.js';
-import { packagesEnv, packagesKey } from '../../src/core/packages/package-cache.js';
+import { cacheSpot, currentBuild, packagesEnv, packagesKey, readManifest } from '../../src/core/packages/package-cache.js';
+import { pinBuild, sweepBuilds, switchCurrent, unpinBuild } from '../../src/core/packages/package-pins.js';
 import { tempHome } from '../helpers/home.js';
 
 const parse = (packages: unknown) => EnvironmentDefinition.safeParse({ packages });
@@ -57,4 +61,32 @@ test('the key of an environment version follows the lists and the bytes of a loc
   const apt = packagesEnv({ npm: [], apt: ['jq'] }, '/c', { PATH: '/usr/bin' });
   assert.match(apt.PATH!, /^\/c\/apt\/usr\/local\/bin:\/c\/apt\/usr\/bin:\/c\/apt\/bin:\/usr\/bin$/);
   assert.match(apt.LD_LIBRARY_PATH!, /\/c\/apt\/usr\/lib$|\/c\/apt\/lib$/);
+});
+
+test('builds and pins: a run pins the current build (the first one before any is built); a sweep keeps the current build and those live runs pinned, and drops the pins of sessions no run holds', (t) => {
+  const h = tempHome(t, { bundled: false });
+  const spot = cacheSpot(h.home, 'env', 'a'.repeat(16));
+  const manifest = (build: string) => {
+    fs.mkdirSync(path.join(spot.builds, build), { recursive: true });
+    fs.writeFileSync(path.join(spot.builds, build, 'manifest.json'), JSON.stringify({ format: 1, environment_id: 'env', hash: spot.hash, npm: [], apt: [], built_at: '2026-01-01T00:00:00.000Z' }));
+  };
+  const [live, gone] = ['019a0000-0000-7000-8000-000000000001', '019a0000-0000-7000-8000-000000000002'];
+  fs.mkdirSync(h.home.session(live).lease, { recursive: true }); // a run of `live` holds its lease
+  assert.equal(pinBuild(spot, gone), '0', 'nothing built yet: the first build, which its run will build');
+  manifest('0');
+  switchCurrent(spot, '0');
+  assert.equal(readManifest(spot)?.hash, spot.hash);
+  assert.equal(pinBuild(spot, live), '0');
+  manifest('0123456789ab');
+  switchCurrent(spot, '0123456789ab');
+  manifest('ba9876543210'); // an older build no one has
+  assert.deepEqual(sweepBuilds(h.home, spot), ['ba9876543210']);
+  assert.deepEqual(fs.readdirSync(spot.builds).sort(), ['0', '0123456789ab']);
+  assert.deepEqual(fs.readdirSync(spot.runs), [live], 'the pin of a session no run holds is dropped');
+  unpinBuild(spot, live, '0');
+  assert.deepEqual(sweepBuilds(h.home, spot), ['0']);
+  assert.equal(currentBuild(spot), '0123456789ab');
+  // A manifest of another cache (a folder copied in) is not this cache's.
+  fs.writeFileSync(path.join(spot.builds, '0123456789ab', 'manifest.json'), JSON.stringify({ format: 1, environment_id: 'other', hash: spot.hash, npm: [], apt: [], built_at: '2026-01-01T00:00:00.000Z' }));
+  assert.equal(readManifest(spot), null);
 });

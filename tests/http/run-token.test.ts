@@ -12,7 +12,7 @@ import { iso } from '../../src/core/foundation/clock.js';
 import { mintRunToken, verifyRunToken } from '../../src/core/run/run-token.js';
 import { apiAccess } from '../../src/core/run/api-access.js';
 import { createSession } from '../../src/core/ops/create-session.js';
-import { apiBench } from './api-bench.js';
+import { apiBench, KEY } from './api-bench.js';
 import { PING_MS } from '../../src/http/stream-hub.js';
 
 const RUN = 'wrun_0000000000000000000000000000abcd';
@@ -209,4 +209,37 @@ test("a run token's stream of its child ends at the next ping once the run no lo
   const seen: string[] = [];
   for await (const e of stream) seen.push(e.type); // ends: without the check at the ping, this waits for ever
   assert.deepEqual(seen, []);
+});
+
+test("a run token sees its own session's children and its children, not theirs: a child's overview has no children, its relations.json is not served", async (t) => {
+  const b = await apiBench(t);
+  const mine = b.session();
+  const child = createSession(b.store, { agent: 'test', parentSessionId: mine }).id;
+  const grandchild = createSession(b.store, { agent: 'test', parentSessionId: child }).id;
+  // Both logs record their child, as a run's spawn does.
+  const childRun = 'wrun_0000000000000000000000000000c0de';
+  for (const [id, wake, kid] of [[mine, RUN, child], [child, childRun, grandchild]] as const) {
+    b.store.appendEvents(id, [{ type: 'session.status_running', wake_id: wake, trigger: 'manual', processed_event_ids: [] }], { wakeId: wake });
+    b.store.appendEvents(id, [{ type: 'session.thread_created', session_thread_id: kid, agent_name: 'test', title: `task of ${kid}` }], { wakeId: wake });
+  }
+  b.h.write(`sessions/${child}/runtime/relations.json`, JSON.stringify({ session_id: child, children: [{ session_id: grandchild, title: `task of ${grandchild}` }] }));
+  b.h.write(`sessions/${mine}/runtime/relations.json`, JSON.stringify({ session_id: mine, children: [{ session_id: child }] }));
+  const token = mintRunToken(b.h.home, { agentId: 'test', sessionId: mine, runId: RUN });
+  const lease = await acquireLease(b.store.paths(mine), { purpose: 'wake', wakeId: RUN, nowIso: iso(b.deps.clock.now()) });
+  t.after(() => lease.release());
+  const get = async (credential: string, url: string) => {
+    const res = await fetch(`${b.server.url}/v1/sessions/${url}`, { headers: { authorization: `Bearer ${credential}` } });
+    return { status: res.status, body: (await res.json()) as { children?: Array<{ session_id: string }> | null; data?: Array<{ name: string }> } };
+  };
+  const kids = (r: { body: { children?: Array<{ session_id: string }> | null } }) => r.body.children?.map((c) => c.session_id) ?? r.body.children;
+  // Its own session: its children. A child: the child itself, but not the child's children.
+  assert.deepEqual(kids(await get(token, `${mine}/overview`)), [child]);
+  assert.equal(kids(await get(token, `${child}/overview`)), null);
+  assert.equal((await get(token, `${grandchild}/overview`)).status, 404);
+  assert.equal((await get(token, `${mine}/runtime/relations.json`)).status, 200);
+  assert.equal((await get(token, `${child}/runtime/relations.json`)).status, 404);
+  assert.deepEqual((await get(token, `${child}/runtime`)).body.data?.map((f) => f.name), []);
+  // The key sees the whole tree.
+  assert.deepEqual(kids(await get(KEY, `${child}/overview`)), [grandchild]);
+  assert.equal((await get(KEY, `${child}/runtime/relations.json`)).status, 200);
 });

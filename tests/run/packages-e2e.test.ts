@@ -13,6 +13,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bench, BWRAP, toolResults } from '../helpers/run.js';
 import { packHello } from '../helpers/npm-fixture.js';
+import { whenExists } from '../helpers/home.js';
+import { ensurePackages } from '../../src/core/packages/package-build.js';
+import { cacheSpot, packagesKey } from '../../src/core/packages/package-cache.js';
 
 const skip = BWRAP ? false : 'needs bubblewrap (the cache is mounted at /opt/openboa/packages)';
 
@@ -35,8 +38,43 @@ test('packages: the first run builds the cache, the package is on PATH in the sa
   const facts = (id: string) => JSON.parse(fs.readFileSync(path.join(b.store.paths(id).runtime, 'packages.json'), 'utf8')) as { built_now: boolean; cache: string };
   assert.equal(facts(first).built_now, true);
   assert.equal(facts(second).built_now, false);
+  assert.equal(facts(second).cache, facts(first).cache);
   const envDir = path.join(b.h.root, '.openboa', 'env-cache', 'pkgs');
-  assert.deepEqual(fs.readdirSync(envDir).filter((e) => !e.endsWith('.log') && !e.endsWith('.lock') && !e.endsWith('.json')), [path.basename(facts(first).cache)]);
+  const hash = path.basename(path.dirname(facts(first).cache)).replace(/\.builds$/, '');
+  assert.equal(facts(first).cache, `.openboa/env-cache/pkgs/${hash}.builds/0`);
+  assert.deepEqual(fs.readdirSync(path.join(envDir, `${hash}.builds`)), ['0']);
+  assert.deepEqual(fs.readdirSync(path.join(envDir, `${hash}.runs`)), [], 'each run took its pin away as it ended');
+});
+
+test('packages: a rebuild while a session runs leaves that sandbox its build; the old build goes once no run has it', { skip }, async (t) => {
+  const tgz = packHello(t);
+  // The shell uses the package, waits while the test rebuilds the cache, and uses it again (a shell of the same sandbox).
+  const command = 'openboa-hello; touch /workspace/used-once; while [ ! -e /workspace/rebuilt ]; do sleep 0.05; done; openboa-hello; ls -1 /opt/openboa/packages';
+  const b = await bench(t, { steps: [{ toolUses: [{ id: 'toolu_r', name: 'bash', input: { command } }] }, { text: 'done' }], agent: { environment: 'pkgs' } });
+  b.h.write('environments/pkgs.yaml', `packages:\n  npm: ["file:${tgz}"]\n`);
+  const packages = { npm: [`file:${tgz}`], apt: [] };
+  const spot = cacheSpot(b.h.home, 'pkgs', packagesKey(b.h.home, packages));
+  const build = (o: { rebuild?: boolean; sweep?: boolean }) => ensurePackages({ home: b.h.home, environmentId: 'pkgs', packages, env: process.env, clock: b.deps.clock, signal: AbortSignal.timeout(120_000), ...o });
+  const id = b.session('use the tool');
+  const running = b.wake(id);
+  await whenExists(path.join(b.store.paths(id).workspace, 'used-once'));
+  const re = await build({ rebuild: true });
+  const builds = `${spot.dir}.builds`;
+  const kept = fs.existsSync(builds) ? fs.readdirSync(builds).sort() : [];
+  fs.writeFileSync(path.join(b.store.paths(id).workspace, 'rebuilt'), '');
+  await running;
+  const out = toolResults(b.fake.requests[1]!).get('toolu_r')!.text;
+  const hello = 'hello from the package, in /opt/openboa/packages/npm/node_modules/openboa-hello/bin\n';
+  assert.equal(out, `${hello}${hello}manifest.json\nnpm`);
+  assert.ok(re.ok && re.built);
+  assert.notEqual(re.build, '0');
+  assert.deepEqual(re.removed, [], 'the running session had the first build: it stayed');
+  assert.deepEqual(kept, ['0', re.build].sort());
+  // The run is over: the next build of the environment removes the build it had.
+  const after = await build({ sweep: true });
+  assert.ok(after.ok && !after.built);
+  assert.deepEqual([after.build, after.removed], [re.build, ['0']]);
+  assert.deepEqual(fs.readdirSync(builds), [re.build]);
 });
 
 test('packages: a failed install is a session.error naming the package and the kept log; the run ends idle without a model request, and is not retried', { skip }, async (t) => {
@@ -58,5 +96,8 @@ test('packages: a failed install is a session.error naming the package and the k
   assert.equal(r.retry_at, null);
   // Nothing is left to do until a person sends something: no cache, no retry.
   assert.equal((await b.wake(id)).outcome, 'skipped');
-  assert.deepEqual(fs.readdirSync(path.join(b.h.root, '.openboa', 'env-cache', 'broken')).filter((e) => !e.endsWith('.log')), []);
+  const envDir = path.join(b.h.root, '.openboa', 'env-cache', 'broken');
+  const left = fs.readdirSync(envDir).filter((e) => !e.endsWith('.log'));
+  assert.deepEqual(left.map((e) => e.replace(/^[0-9a-f]{16}/, '<hash>')), ['<hash>.runs']);
+  assert.deepEqual(fs.readdirSync(path.join(envDir, left[0]!)), [], 'the run took its pin away');
 });

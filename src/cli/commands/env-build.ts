@@ -15,6 +15,7 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
     clock: ctx.deps.clock,
     signal: ctx.signal,
     rebuild: flags.rebuild === true,
+    sweep: true,
     onWait: (holder) => ctx.out.note(`waiting: ${holder}`),
   });
   const log = rel(ctx.home, r.spot.log);
@@ -23,5 +24,9 @@ export async function run(ctx: CliContext, { args, flags }: CommandInput): Promi
     return 1;
   }
   const cache = rel(ctx.home, r.spot.dir);
-  ctx.out.result({ environment_id: environment.id, packages, hash: r.spot.hash, built: r.built, cache, log, built_at: r.manifest.built_at }, r.built ? `built ${cache} (log: ${log})` : `already built: ${cache} (at ${r.manifest.built_at}; --rebuild builds it again)`);
+  const removed = r.removed.length ? `; removed ${r.removed.length} old build${r.removed.length === 1 ? '' : 's'} no run has` : '';
+  ctx.out.result(
+    { environment_id: environment.id, packages, hash: r.spot.hash, build: r.build, built: r.built, cache, log, built_at: r.manifest.built_at, removed_builds: r.removed },
+    r.built ? `built ${cache} (build ${r.build}; log: ${log})${removed}` : `already built: ${cache} (build ${r.build}, at ${r.manifest.built_at}; --rebuild builds it again)${removed}`,
+  );
 }

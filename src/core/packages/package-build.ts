@@ -1,8 +1,8 @@
 /**
  * Building an environment's packages into its cache (package-cache.ts):
  * once per key, by one builder at a time, into a temp folder renamed into
- * place. Called by `openboa env build` and by a run whose cache is missing
- * (packages-service.ts).
+ * `<hash>.builds/`, then made current. Called by `openboa env build` and by
+ * a run whose cache is missing (packages-service.ts).
  *
  * - The builder holds `<hash>.lock` (foundation/lease.ts) for the whole
  *   build; another builder of the same key waits for it, then finds the
@@ -10,9 +10,14 @@
  *   next one breaks (at once on this machine, else after 10 s).
  * - Under the lock, temp folders of that key are leftovers of a dead
  *   builder and are removed.
+ * - A rebuild makes a new build beside the current one and switches
+ *   `<hash>` to it in one rename; a sandbox that has the old one keeps it.
+ *   Then, and at every `openboa env build`, builds that no live run has
+ *   pinned are removed (package-pins.ts).
  * - A failure removes the temp folder and keeps the log (`<hash>.log`),
  *   whose last lines the returned message quotes.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../foundation/clock.js';
@@ -22,7 +27,8 @@ import { acquireLease, type Lease } from '../foundation/lease.js';
 import { OpenboaError } from '../foundation/errors.js';
 import { writeJsonAtomic, fsyncDir } from '../store/atomic-file.js';
 import type { EnvironmentPackages, PackagesManifest } from '../schema/index.js';
-import { cacheSpot, packagesKey, readManifest, tarballPath, type CacheSpot } from './package-cache.js';
+import { buildDir, cacheSpot, currentBuild, FIRST_BUILD, packagesKey, readManifest, tarballPath, type CacheSpot } from './package-cache.js';
+import { sweepBuilds, switchCurrent } from './package-pins.js';
 import { aptDownloadArgs, aptSimulateArgs, aptToFetch, dpkgExtractArgs, installEnv, npmInstallArgs, runStep, type StepResult } from './package-install.js';
 
 export interface BuildInput {
@@ -35,14 +41,16 @@ export interface BuildInput {
   env: NodeJS.ProcessEnv;
   clock: Clock;
   signal: AbortSignal;
-  /** Build again even when built (the old cache is replaced). */
+  /** Build again even when built: a new build becomes current; the old one stays while a run has it. */
   rebuild?: boolean;
+  /** Also when built, take the lock and remove the builds no live run has (`openboa env build`). */
+  sweep?: boolean;
   /** Told once when another builder holds the lock and this one waits. */
   onWait?: (holder: string) => void;
 }
 
 export type BuildResult =
-  | { ok: true; spot: CacheSpot; manifest: PackagesManifest; built: boolean }
+  | { ok: true; spot: CacheSpot; manifest: PackagesManifest; built: boolean; /** The current build's name, and the old builds this call removed. */ build: string; removed: string[] }
   | { ok: false; spot: CacheSpot; message: string };
 
 /** How often a waiting builder tries the lock again (the lease says sooner when it can tell). */
@@ -51,19 +59,35 @@ const WAIT_MS = 500;
 /** The environment's packages built: the cache there is, or one built now (waiting for another builder of it). */
 export async function ensurePackages(i: BuildInput): Promise<BuildResult> {
   const spot = i.spot ?? cacheSpot(i.home, i.environmentId, packagesKey(i.home, i.packages));
-  const ready = i.rebuild ? null : readManifest(spot);
-  if (ready) return { ok: true, spot, manifest: ready, built: false };
+  const ready = i.rebuild || i.sweep ? null : built(spot);
+  if (ready) return ready;
   fs.mkdirSync(spot.envDir, { recursive: true });
   const lease = await lockWait(spot, i);
   try {
     // Another builder may have built it while this one waited.
-    const now = i.rebuild ? null : readManifest(spot);
-    if (now) return { ok: true, spot, manifest: now, built: false };
+    const now = i.rebuild ? null : built(spot);
+    if (now) return { ...now, removed: sweepBuilds(i.home, spot) };
     for (const e of fs.readdirSync(spot.envDir)) if (e.startsWith(`.tmp-${spot.hash}-`)) fs.rmSync(path.join(spot.envDir, e), { recursive: true, force: true });
     return await build(spot, i, AbortSignal.any([i.signal, lease.signal]));
   } finally {
     await lease.release();
   }
+}
+
+/** The current build when there is one whole. */
+function built(spot: CacheSpot): Extract<BuildResult, { ok: true }> | null {
+  const build = currentBuild(spot);
+  const manifest = build === null ? null : readManifest(spot, build);
+  return build !== null && manifest ? { ok: true, spot, manifest, built: false, build, removed: [] } : null;
+}
+
+/**
+ * The name of a new build: FIRST_BUILD for the first (what runs that found
+ * none pinned, package-pins.ts), else a fresh one, so a rebuild never
+ * writes where a running sandbox has its build.
+ */
+function buildName(spot: CacheSpot): string {
+  return currentBuild(spot) === null ? FIRST_BUILD : randomBytes(6).toString('hex');
 }
 
 async function lockWait(spot: CacheSpot, i: BuildInput): Promise<Lease> {
@@ -120,11 +144,16 @@ async function build(spot: CacheSpot, i: BuildInput, signal: AbortSignal): Promi
     }
     const manifest: PackagesManifest = { format: 1, environment_id: i.environmentId, hash: spot.hash, npm: i.packages.npm, apt: i.packages.apt, built_at: iso(i.clock.now()) };
     writeJsonAtomic(path.join(tmp, 'manifest.json'), manifest);
-    if (i.rebuild) fs.rmSync(spot.dir, { recursive: true, force: true });
-    fs.renameSync(tmp, spot.dir);
-    fsyncDir(spot.envDir);
-    fs.writeSync(log, `built ${spot.dir}\n`);
-    return { ok: true, spot, manifest, built: true };
+    const name = buildName(spot);
+    // A first build's folder with no current build to name it is a builder's that died before the switch: no run has it yet.
+    if (name === FIRST_BUILD) fs.rmSync(buildDir(spot, name), { recursive: true, force: true });
+    fs.mkdirSync(spot.builds, { recursive: true });
+    fs.renameSync(tmp, buildDir(spot, name));
+    fsyncDir(spot.builds);
+    switchCurrent(spot, name);
+    const removed = sweepBuilds(i.home, spot);
+    fs.writeSync(log, `built ${buildDir(spot, name)}${removed.length ? `; removed the old builds no run has: ${removed.join(', ')}` : ''}\n`);
+    return { ok: true, spot, manifest, built: true, build: name, removed };
   } finally {
     fs.closeSync(log);
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -1,15 +1,24 @@
 /**
  * Where an environment's packages live once built, and which build an
- * environment version means (docs/sandbox.md, "Packages"). One folder per
- * environment and key, `<home>/.openboa/env-cache/<env>/<hash>/`, holding
- * `npm/` (an npm prefix: node_modules/.bin), `apt/` (the .debs unpacked) and
- * `manifest.json`; `<hash>.log` beside it is the last build's log and
- * `<hash>.lock` the lock of whoever builds it.
+ * environment version means (docs/sandbox.md, "Packages"). Per environment
+ * and key, under `<home>/.openboa/env-cache/<env>/`:
  *
- * A cache counts as built exactly when its folder exists with a manifest
- * that reads: it is built in a temp folder beside it and renamed into place
- * (package-build.ts), so a builder killed halfway leaves only a temp folder,
- * which the next builder removes.
+ * - `<hash>.builds/<build>/`: one build, holding `npm/` (an npm prefix:
+ *   node_modules/.bin), `apt/` (the .debs unpacked) and `manifest.json`.
+ *   The first build of a key is `0`, each rebuild a new name.
+ * - `<hash>`: a symlink to the current build (`<hash>.builds/<build>`),
+ *   replaced by a rename when a rebuild is done, so it always names a
+ *   whole build.
+ * - `<hash>.runs/<session>`: the build a running session's sandbox has
+ *   (package-pins.ts): a rebuild never removes a build some run still has.
+ * - `<hash>.log` the last build's log, `<hash>.lock` the lock of whoever
+ *   builds it.
+ *
+ * A cache counts as built exactly when `<hash>` names a build whose
+ * manifest reads and is this cache's: a build is made in a temp folder
+ * beside it and renamed into `<hash>.builds/` (package-build.ts), so a
+ * builder killed halfway leaves only a temp folder, which the next builder
+ * removes.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -21,14 +30,22 @@ import { PackagesManifest, type EnvironmentPackages } from '../schema/index.js';
 /** Where the cache is mounted in a bubblewrap sandbox (read-only). */
 export const PACKAGES_TARGET = '/opt/openboa/packages';
 
-/** Bumped when what a build makes changes, so older caches are not taken for newer ones. */
-const BUILD_FORMAT = 1;
+/**
+ * Bumped when what a build makes changes, so older caches are not taken for newer ones.
+ * 2: builds under `<hash>.builds/`, `<hash>` a symlink to the current one (a cache of format 1 is a
+ * folder `<hash>/` that nothing reads any more; a person may remove it).
+ */
+const BUILD_FORMAT = 2;
 
 export interface CacheSpot {
   environmentId: string;
   hash: string;
-  /** The built cache: present only when built (renamed into place). */
+  /** The current build: a symlink to one folder of `builds`, present only once one is built. */
   dir: string;
+  /** The folder of its builds (`<hash>.builds/`). */
+  builds: string;
+  /** The folder of the builds running sessions have (`<hash>.runs/`, package-pins.ts). */
+  runs: string;
   /** The last build's log (kept after a failure too). */
   log: string;
   /** The lock of its builder (foundation/lease.ts). */
@@ -92,17 +109,46 @@ export function cacheSpot(home: Home, environmentId: string, hash: string): Cach
     environmentId,
     hash,
     dir: path.join(envDir, hash),
+    builds: path.join(envDir, `${hash}.builds`),
+    runs: path.join(envDir, `${hash}.runs`),
     log: path.join(envDir, `${hash}.log`),
     lock: { dir: path.join(envDir, hash), lease: path.join(envDir, `${hash}.lock`), leaseOwner: path.join(envDir, `${hash}.lock.json`) },
     envDir,
   };
 }
 
-/** The built cache's manifest, or null when it is not built (no folder, or no manifest that reads). */
-export function readManifest(spot: CacheSpot): PackagesManifest | null {
+/** The name of the first build of a key (a rebuild's is random: buildName in package-build.ts). */
+export const FIRST_BUILD = '0';
+
+/** A build's folder. */
+export const buildDir = (spot: CacheSpot, build: string) => path.join(spot.builds, build);
+
+/** The name of the current build (what `<hash>` links to), or null while none is built. */
+export function currentBuild(spot: CacheSpot): string | null {
+  let target: string;
   try {
-    const r = PackagesManifest.safeParse(JSON.parse(fs.readFileSync(path.join(spot.dir, 'manifest.json'), 'utf8')));
-    return r.success ? r.data : null;
+    target = fs.readlinkSync(spot.dir);
+  } catch {
+    return null;
+  }
+  const prefix = `${path.basename(spot.builds)}/`;
+  const build = target.startsWith(prefix) ? target.slice(prefix.length) : '';
+  return BUILD_NAME.test(build) ? build : null;
+}
+
+/** What a build may be called (FIRST_BUILD, or buildName's hex). */
+export const BUILD_NAME = /^(?:0|[0-9a-f]{12})$/;
+
+/**
+ * A build's manifest, or null when it is not there (no folder, no manifest
+ * that reads, or one written for another environment or key: a folder
+ * copied from elsewhere is not this cache).
+ */
+export function readManifest(spot: CacheSpot, build: string | null = currentBuild(spot)): PackagesManifest | null {
+  if (build === null) return null;
+  try {
+    const r = PackagesManifest.safeParse(JSON.parse(fs.readFileSync(path.join(buildDir(spot, build), 'manifest.json'), 'utf8')));
+    return r.success && r.data.hash === spot.hash && r.data.environment_id === spot.environmentId ? r.data : null;
   } catch {
     return null;
   }
