@@ -10,7 +10,7 @@
  * argument named `id` (and the event ids the answer commands take) through
  * here, so every command takes short ids without knowing it.
  */
-import { UUID_V7 } from '../core/schema/index.js';
+import { UUID_V7 } from '../core/schema/format-constants.js';
 import { notFound } from '../core/foundation/errors.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { UsageError } from './command.js';
