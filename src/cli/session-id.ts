@@ -43,7 +43,7 @@ function ambiguous(what: string, given: string, matches: readonly string[], hint
  * session gives that session's id; matching several is a usage error listing
  * them (exit 2); matching none is not_found (exit 3).
  */
-export function resolveSessionId(store: SessionStore, given: string): string {
+export function resolveSessionId(store: Pick<SessionStore, 'home' | 'listIds'>, given: string): string {
   const text = given.trim().toLowerCase();
   if (UUID_V7.test(text)) return text;
   const matches = /^[0-9a-f-]+$/.test(text) ? matching(store.listIds(), text, hexOf) : [];

@@ -12,16 +12,13 @@
  * refresh otherwise. So a stale pid file never blocks a start.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Home } from '../core/foundation/home.js';
 import type { Clock } from '../core/foundation/clock.js';
-import { acquireLease, leaseHeld, ownerIsDead, readLeaseOwner, type Lease, type LeaseOwner, type LockPaths } from '../core/foundation/lease.js';
+import { acquireLease, leaseHeld, ownerIsDead, readLeaseOwner, type Lease, type LeaseOwner } from '../core/foundation/lease.js';
 import { OpenboaError, busy } from '../core/foundation/errors.js';
+import { homeLockPaths } from './daemon-running.js';
 
-export function homeLockPaths(home: Home): LockPaths {
-  const dir = path.join(home.root, '.openboa');
-  return { dir, lease: path.join(dir, 'daemon.lock'), leaseOwner: path.join(dir, 'daemon.json') };
-}
+export { homeLockPaths } from './daemon-running.js';
 
 /** Takes the home's daemon lock, or throws `busy` naming the daemon that holds it. */
 export async function lockHome(home: Home, clock: Pick<Clock, 'now' | 'sleep'>): Promise<Lease> {

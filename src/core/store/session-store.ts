@@ -22,14 +22,12 @@ import path from 'node:path';
 import { UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
 import { iso } from '../foundation/clock.js';
 import { sessionPaths, type Home, type SessionPaths } from '../foundation/home.js';
-import { notFound } from '../foundation/errors.js';
 import { Redactor } from '../foundation/redact.js';
-import { readFirstLine, readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
+import { readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { createdEvent, discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';
 import { stampEvent } from './stamp.js';
 import { pinReadTimes } from './read-times.js';
-import { logFormatOf } from './migrations.js';
 import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
 import { parseEventLine, parseWakeLine } from './parse-line.js';
 import { foldJournals } from './fold-journals.js';
@@ -40,7 +38,8 @@ import type { AppendOptions, CreateSessionInput, EventLines, ReadEventsOptions, 
 import { readSnapshotFile, sameCursors, writeSnapshotFileIfMoved } from './snapshot-file.js';
 import { FoldCache, fileStamp, journalStamp } from './fold-cache.js';
 import { homeIsShared } from './shared-home.js';
-import { dropInInbox } from './inbox-drop.js';
+import { deliverLine } from './deliver-line.js';
+import { logFormatAt, requireLog } from './session-log.js';
 
 export type { AppendOptions, CreateSessionInput, EventLines, ReadEventsOptions, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 export { START, type Cursor } from './jsonl.js';
@@ -85,9 +84,7 @@ export class SessionStore {
 
   /** Throws not_found unless the session exists. */
   require(sessionId: string): SessionPaths {
-    const p = this.paths(sessionId);
-    if (!fs.existsSync(p.events)) throw notFound(`session ${sessionId} not found (no ${path.relative(this.home.root, p.events)})`);
-    return p;
+    return requireLog(this.home, sessionId);
   }
 
   /** require(), before a write: nothing is written to a log of a format this code does not read. */
@@ -219,7 +216,7 @@ export class SessionStore {
   }
 
   private formatOf(sessionId: string, p: SessionPaths): number {
-    return logFormatOf(readFirstLine(p.events), `session ${sessionId}'s log (${path.relative(this.home.root, this.paths(sessionId).events)})`);
+    return logFormatAt(this.home, sessionId, p.events);
   }
 
   /** Folds the journals onto `base` (mutated and returned) or from scratch (fold-journals.ts). */
@@ -283,10 +280,9 @@ export class SessionStore {
    * a shared home it is there once a run has taken it in.
    */
   deliverUserEvent(sessionId: string, event: NewEvent): SessionEvent {
-    if (!this.shared) return this.appendUserEvent(sessionId, event);
     const p = this.forWrite(sessionId);
     const stamped = this.stamp(event);
-    dropInInbox(p, [JSON.stringify(stamped)], this.durability.policy !== 'never');
+    deliverLine(p, JSON.stringify(stamped), { shared: this.shared, durability: this.durability });
     return stamped;
   }
 
