@@ -8,6 +8,7 @@
  * does (`send --wait`, `chat`), so that is not a reason to wait.
  */
 import type { Home } from '../core/foundation/home.js';
+import { daemonRunning } from '../daemon/daemon-running.js';
 import { waitStateOf, type WaitState } from '../core/store/wait-state.js';
 import type { CliContext } from './command.js';
 
@@ -24,8 +25,6 @@ export async function waitNotes(home: Home, id: string, s: WaitState, what = 'th
   const asks = s.requiresAction;
   if (asks > 0) notes.push(`session ${id} is waiting on ${asks} answer${asks === 1 ? '' : 's'} (openboa status ${id} lists them); ${what} is taken in once they are answered`);
   if (o.daemonNeeded === false) return notes;
-  // Loaded here, not at startup: only the commands that append need the daemon's lock reader.
-  const { daemonRunning } = await import('../daemon/daemon-running.js');
   if (!(await daemonRunning(home))) notes.push(`no daemon is running on this home (${home.root}): ${what} waits until one starts (openboa daemon), or run the session once now (openboa wake ${id})`);
   return notes;
 }
