@@ -4,7 +4,7 @@
  * exit code; SIGINT/SIGTERM abort long-running commands, a second signal
  * exits at once.
  */
-import { runCli } from './run.js';
+import { leanSendForm } from './send-lean-form.js';
 
 // A reader that went away (a closed pipe) must not crash a daemon that is writing its log lines.
 for (const stream of [process.stdout, process.stderr]) {
@@ -23,14 +23,11 @@ const onSignal = (sig: NodeJS.Signals) => {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
-const code = await runCli(process.argv.slice(2), {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  stdin: process.stdin,
-  env: process.env,
-  cwd: process.cwd(),
-  signal: controller.signal,
-});
+const argv = process.argv.slice(2);
+const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() };
+// A one-shot send, the commonest command a script runs, loads neither the parser nor the schema (send-lean.ts).
+const lean = leanSendForm(argv, process.env);
+const code = lean ? await (await import('./send-lean.js')).runLeanSend(lean, io) : await (await import('./run.js')).runCli(argv, { ...io, signal: controller.signal });
 process.exitCode = code;
 // Long-running commands may leave watchers or timers behind on abort; do not hang on them.
 if (controller.signal.aborted) setTimeout(() => process.exit(code), 50).unref();

@@ -7,7 +7,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { Redactor } from '../core/foundation/redact.js';
-import { DEFAULT_COLUMNS, STATUS_COLOUR, paint, type Colour } from './terminal.js';
+import { DEFAULT_COLUMNS, STATUS_COLOUR, colorEnabled, columnsOf, paint, type Colour, type StreamLike } from './terminal.js';
 
 /** What JSON.stringify leaves raw that a terminal acts on: DEL, C1, the bidi marks and controls. */
 const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
@@ -98,4 +98,13 @@ export class Output {
     if (this.json) this.stderr.write(`${JSON.stringify({ error: { code, message: one } })}\n`);
     else this.stderr.write(`${paint(this.color.err, 'red', 'openboa:')} ${safeText(one)}\n`);
   }
+}
+
+/** The Output of a CLI process: colour per stream and line width from its streams and environment (terminal.ts). */
+export function outputFor(stdout: Writable & StreamLike, stderr: Writable & StreamLike, env: NodeJS.ProcessEnv, json: boolean): Output {
+  return new Output(stdout, stderr, json, {
+    color: { out: colorEnabled(stdout, env, json), err: colorEnabled(stderr, env, json) },
+    columns: columnsOf(stdout, env),
+    ...(stdout.isTTY && stdout.columns ? { terminalColumns: stdout.columns } : {}),
+  });
 }

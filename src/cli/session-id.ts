@@ -10,7 +10,7 @@
  * argument named `id` (and the event ids the answer commands take) through
  * here, so every command takes short ids without knowing it.
  */
-import { UUID_V7 } from '../core/schema/index.js';
+import { UUID_V7 } from '../core/schema/format-constants.js';
 import { notFound } from '../core/foundation/errors.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { UsageError } from './command.js';
@@ -43,7 +43,7 @@ function ambiguous(what: string, given: string, matches: readonly string[], hint
  * session gives that session's id; matching several is a usage error listing
  * them (exit 2); matching none is not_found (exit 3).
  */
-export function resolveSessionId(store: SessionStore, given: string): string {
+export function resolveSessionId(store: Pick<SessionStore, 'home' | 'listIds'>, given: string): string {
   const text = given.trim().toLowerCase();
   if (UUID_V7.test(text)) return text;
   const matches = /^[0-9a-f-]+$/.test(text) ? matching(store.listIds(), text, hexOf) : [];

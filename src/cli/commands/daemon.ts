@@ -3,7 +3,7 @@ import { probeCapabilities } from '../../core/sandbox/isolation.js';
 import { UsageError, type CliContext, type CommandInput, type Flags } from '../command.js';
 import { choiceFlag, wholeNumberFlag } from '../flags.js';
 import { lockHome } from '../../daemon/home-lock.js';
-import { startDaemonBeat } from '../../core/foundation/daemon-presence.js';
+import { startDaemonBeat } from '../../daemon/daemon-beat.js';
 import { parseShard, type Shard } from '../../daemon/shard.js';
 import { SessionStore } from '../../core/store/session-store.js';
 import { DEFAULT_FSYNC, FSYNC_POLICIES } from '../../core/store/durability.js';

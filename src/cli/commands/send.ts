@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { sendMessage } from '../../core/ops/session-ops.js';
 import { SessionStore } from '../../core/store/session-store.js';
 import { UsageError, type CliContext, type CommandInput } from '../command.js';
-import { readStdin } from '../stdin.js';
+import { textArgument } from '../stdin.js';
 import { whyItWaits } from '../why-it-waits.js';
 import { EXIT } from '../exit.js';
 
@@ -32,7 +32,7 @@ export async function run(given: CliContext, { args, rest, flags }: CommandInput
     return;
   }
   if (args.text === undefined) throw new UsageError(`missing argument <text> (usage: openboa send <id> <text>)`);
-  const text = args.text === '-' ? await readStdin(ctx.stdin) : [args.text, ...rest].join(' ');
+  const text = await textArgument(args.text, rest, ctx.stdin);
   if (flags.wait === true) return sendAndWait(ctx, id, text);
   const e = sendMessage(ctx.store, id, text);
   const notes = await whyItWaits(ctx, id);

@@ -1,10 +1,10 @@
 import { answerCustomTool } from '../../core/ops/session-ops.js';
 import type { CliContext, CommandInput } from '../command.js';
-import { readStdin } from '../stdin.js';
+import { textArgument } from '../stdin.js';
 
 export async function run(ctx: CliContext, { args, rest, flags }: CommandInput): Promise<number | void> {
   ctx.store.require(args.id as string); // before waiting on stdin
-  const text = args.text === '-' ? await readStdin(ctx.stdin) : [args.text as string, ...rest].join(' ');
+  const text = await textArgument(args.text as string, rest, ctx.stdin);
   const e = answerCustomTool(ctx.store, args.id as string, args.custom_tool_use_event_id as string, text, flags.error === true);
   ctx.out.result({ id: e.id, type: e.type }, e.id);
 }

@@ -13,16 +13,17 @@
  * the lease's stale time, judged by the file's mtime (the file system's
  * clock, as `openboa doctor` compares it with this host's) against this
  * host's clock: a daemon on another host cannot be asked by pid.
+ *
+ * Loads no zod (lease-check.ts): a one-shot `openboa send` asks this for its
+ * notes. The records are the daemons' own, in `.openboa/` where no agent
+ * reaches; one is read as a holder when it is an object with a numeric pid
+ * (ownerIsDead judges the rest), anything else as no record.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Home } from './home.js';
-import { LEASE_STALE_MS, leaseHeld, LeaseOwner, ownerIsDead, readLeaseOwner, selfOwner, type LockPaths } from './lease.js';
-import { writeJsonAtomic } from '../store/atomic-file.js';
-
-/** How often a daemon rewrites its heartbeat: the lease's refresh period, well inside the stale time. */
-export const DAEMON_BEAT_MS = 2000;
+import type { LeaseOwner, LockPaths } from './lease.js';
+import { LEASE_STALE_MS, leaseHeld, ownerIsDead } from './lease-check.js';
 
 /** The home's daemon lock (daemon/home-lock.ts takes it). */
 export function homeLockPaths(home: Home): LockPaths {
@@ -30,36 +31,10 @@ export function homeLockPaths(home: Home): LockPaths {
   return { dir, lease: path.join(dir, 'daemon.lock'), leaseOwner: path.join(dir, 'daemon.json') };
 }
 
-const beatsDir = (home: Home) => path.join(home.root, '.openboa', 'daemons');
+export const beatsDir = (home: Home) => path.join(home.root, '.openboa', 'daemons');
 
 /** A running daemon as its record says: who (pid, host) and since when. */
 export type DaemonPresence = LeaseOwner;
-
-/**
- * The heartbeat of this process's daemon: written at once, then every
- * DAEMON_BEAT_MS on real time (another host reads it by the file's mtime);
- * the returned function stops it and removes the file. Never throws: a beat
- * that cannot be written is tried again at the next one.
- */
-export function startDaemonBeat(home: Home, nowIso: () => string): () => void {
-  const file = path.join(beatsDir(home), `${os.hostname()}-${process.pid}.json`);
-  const since = nowIso();
-  const beat = () => {
-    try {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      writeJsonAtomic(file, { ...selfOwner('daemon', since), beat_at: nowIso() }, { durable: false });
-    } catch {
-      // the next beat tries again; a reader meanwhile sees the last one age
-    }
-  };
-  beat();
-  const timer = setInterval(beat, DAEMON_BEAT_MS);
-  timer.unref();
-  return () => {
-    clearInterval(timer);
-    fs.rmSync(file, { force: true });
-  };
-}
 
 /** The live heartbeats of the home (see the module comment). Never throws. */
 export function beatingDaemons(home: Home, nowMs = Date.now(), staleMs = LEASE_STALE_MS): DaemonPresence[] {
@@ -75,8 +50,8 @@ export function beatingDaemons(home: Home, nowMs = Date.now(), staleMs = LEASE_S
     try {
       const st = fs.statSync(file);
       if (nowMs - st.mtimeMs > staleMs) continue;
-      const r = LeaseOwner.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-      if (r.success && !ownerIsDead(r.data)) out.push(r.data);
+      const owner = ownerRecord(fs.readFileSync(file, 'utf8'));
+      if (owner && !ownerIsDead(owner)) out.push(owner);
     } catch {
       // gone meanwhile, or half a record: not a live daemon's
     }
@@ -93,7 +68,7 @@ export async function runningDaemon(home: Home): Promise<DaemonPresence | null> 
   const p = homeLockPaths(home);
   try {
     if (await leaseHeld(p)) {
-      const owner = readLeaseOwner(p);
+      const owner = readOwner(p.leaseOwner);
       if (!owner) return { pid: 0, host: '', purpose: 'daemon', wake_id: null, acquired_at: '' };
       if (!ownerIsDead(owner)) return owner;
     }
@@ -101,4 +76,22 @@ export async function runningDaemon(home: Home): Promise<DaemonPresence | null> 
     // judged by the heartbeats alone
   }
   return beatingDaemons(home)[0] ?? null;
+}
+
+/** A daemon's owner record from its text: an object with a numeric pid, else null. */
+function ownerRecord(text: string): DaemonPresence | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && typeof (v as { pid?: unknown }).pid === 'number' ? (v as DaemonPresence) : null;
+  } catch {
+    return null;
+  }
+}
+
+function readOwner(file: string): DaemonPresence | null {
+  try {
+    return ownerRecord(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
 }

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFINITION_ID, UUID_V7 } from '../schema/index.js';
+import { DEFINITION_ID, UUID_V7 } from '../schema/format-constants.js';
 import { invalidInput, notFound } from './errors.js';
 
 export class Home {

@@ -31,28 +31,17 @@ import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from '../store/atomic-file.js';
 import { observedStale } from './lease-observation.js';
+import { BOOT_ID, LEASE_STALE_MS, PID_NS, SELF_START, ownerIsDead, properLockfile } from './lease-check.js';
 
 export { observedStale } from './lease-observation.js';
+export { LEASE_STALE_MS, leaseHeld, ownerIsDead, processStart } from './lease-check.js';
 
-/** A dead holder's lease is taken over after this long without a refresh. */
-export const LEASE_STALE_MS = 10_000;
 /**
  * proper-lockfile's `stale` on a shared home: never reached, so it breaks no lock by comparing clocks. (It is
  * also how long a holder whose refreshes fail with an error other than ENOENT goes on retrying them: on a
  * shared home the holder cannot write its log either then.)
  */
 const SHARED_NEVER_STALE_MS = 2 ** 30;
-
-/**
- * proper-lockfile, loaded on first use: it brings graceful-fs (which patches
- * fs) and signal-exit, which a command that never takes or checks a lease
- * need not load.
- */
-let loaded: typeof import('proper-lockfile') | null = null;
-async function lockfile(): Promise<typeof import('proper-lockfile')> {
-  // Kept once loaded: import() again would go through the module loader's promises each time.
-  return (loaded ??= (await import('proper-lockfile')).default);
-}
 
 export const LeaseOwner = z.object({
   pid: z.number().int(),
@@ -81,11 +70,6 @@ export type LeaseOwner = z.infer<typeof LeaseOwner>;
 
 /** What a lock needs: the directory it guards, the lock directory, and the advisory owner file. */
 export type LockPaths = Pick<SessionPaths, 'dir' | 'lease' | 'leaseOwner'>;
-
-/** Whether the owner recorded for a lock is a process of this machine that no longer exists. */
-export function ownerIsDead(owner: LeaseOwner): boolean {
-  return owner.host === os.hostname() && !!BOOT_ID && !!PID_NS && owner.boot_id === BOOT_ID && owner.pid_ns === PID_NS && !holderAlive(owner);
-}
 
 export interface Lease {
   readonly signal: AbortSignal;
@@ -168,45 +152,6 @@ function unrecordedIdle(p: LockPaths): number | null {
   return Math.max(0, Date.now() - id.mtimeMs);
 }
 
-function readOr(fn: () => string): string | undefined {
-  try {
-    return fn().trim();
-  } catch {
-    return undefined;
-  }
-}
-const BOOT_ID = readOr(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8'));
-const PID_NS = readOr(() => fs.readlinkSync('/proc/self/ns/pid'));
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
-export function processStart(pid: number | 'self'): number | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const v = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    return Number.isFinite(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
-const SELF_START = processStart('self');
-
-/** Whether the recorded holder still runs: its pid exists and, when recorded, started when it did (pids are reused). */
-function holderAlive(owner: LeaseOwner): boolean {
-  if (!pidAlive(owner.pid)) return false;
-  if (owner.pid_start === undefined) return true;
-  const start = processStart(owner.pid);
-  return start === null || start === owner.pid_start;
-}
-
 /**
  * A holder writes its owner record right after making the lock; one that
  * died in between leaves a lock no record describes. Such a lock is
@@ -284,7 +229,7 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   const controller = new AbortController();
   let compromised: Error | null = null;
   let releaseLock: () => void;
-  const lf = await lockfile();
+  const lf = await properLockfile();
   try {
     // The synchronous API: the same lock (mkdir, mtime probe, refresh timer), without a trip through the
     // thread pool per step. Each such trip waits for the event loop to come round, and in a busy daemon
@@ -358,18 +303,6 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
       }
     },
   };
-}
-
-/** Whether a live (non-stale) lease is held on the session, by anyone. */
-export async function leaseHeld(p: LockPaths, staleMs = LEASE_STALE_MS): Promise<boolean> {
-  // No lock file is no lease (what proper-lockfile's check answers too), without loading it: the common case
-  // of `openboa send` on a home where no daemon runs. A lease taken just after this is as if taken after the answer.
-  if (!fs.existsSync(p.lease)) return false;
-  try {
-    return await (await lockfile()).check(p.dir, { lockfilePath: p.lease, realpath: false, stale: staleMs });
-  } catch {
-    return false;
-  }
 }
 
 export function readLeaseOwner(p: LockPaths): LeaseOwner | null {

@@ -11,16 +11,14 @@ import { SessionStore } from '../store/session-store.js';
 import { dueWakes, nextWakeAt } from '../store/wake-queue-fold.js';
 import { leaseHeld, readLeaseOwner, type LeaseOwner } from '../foundation/lease.js';
 import { invalidField, invalidInput } from '../foundation/errors.js';
+import { userMessage } from './user-message.js';
 import { answerProblem, openActions } from '../store/answer-problem.js';
 import { firstFiringFrom } from '../schedule/recurrence.js';
 import { asQueueWriter } from './queue-lease.js';
 import { MAX_METADATA_PAIRS, DEFAULT_MAX_ITERATIONS, MAX_CHECK_CHARS, MAX_DESCRIPTION_CHARS, MAX_PATH_CHARS, MAX_ITERATIONS, MAX_OUTCOME_FILES, MAX_RUBRIC_CHARS, outcomeIdOf, recurrenceIssues, recurrenceOf, type RecurrenceFields, type NewEvent, type SessionEvent, type SessionSnapshot, type UserContentBlock } from '../schema/index.js';
 
 export function sendMessage(store: SessionStore, sessionId: string, content: string | UserContentBlock[], o: { traceparent?: string } = {}): SessionEvent {
-  if (typeof content === 'string' && content.trim() === '') throw invalidInput('the message is empty');
-  const blocks: UserContentBlock[] = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
-  // A caller's trace context (W3C traceparent), when it sent one: the run that takes the message in joins that trace.
-  return store.deliverUserEvent(sessionId, { type: 'user.message', content: blocks, ...(o.traceparent ? { traceparent: o.traceparent } : {}) });
+  return store.deliverUserEvent(sessionId, userMessage(content, o));
 }
 
 /**

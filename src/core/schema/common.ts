@@ -4,15 +4,16 @@
  * the formats; types are inferred from it and `docs/format.md` describes it.
  */
 import * as z from 'zod';
+import { DEFINITION_ID, UUID_V7 } from './format-constants.js';
+
+export { DEFINITION_ID, UUID_V7 } from './format-constants.js';
 
 /** Agent and environment ids (SPEC §2). */
-export const DEFINITION_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const DefinitionId = z
   .string()
   .regex(DEFINITION_ID, 'expected a lowercase id matching ^[a-z0-9][a-z0-9_-]{0,63}$');
 
 /** Session ids are UUIDv7 (time-ordered). */
-export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const SessionId = z.string().regex(UUID_V7, 'expected a UUIDv7 session id');
 
 /**

@@ -80,13 +80,8 @@ export const SessionOverrides = z.strictObject({
 });
 export type SessionOverrides = z.infer<typeof SessionOverrides>;
 
-/**
- * The format of events.jsonl, carried by its first line (`format`). A log
- * whose first line has none is format 0 (every log written before formats
- * were numbered). Lines of an older format are brought up to this one as
- * they are read (src/core/store/migrations.ts); a newer one is not read.
- */
-export const LOG_FORMAT = 1;
+/** The format of events.jsonl (format-constants.ts). */
+export { LOG_FORMAT } from './format-constants.js';
 
 export const SessionCreated = event('session.created', {
   /** The log's format (LOG_FORMAT when the runtime made the session); absent: 0. */

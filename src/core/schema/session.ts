@@ -17,9 +17,10 @@ import { OpenOutcome, OutcomeEvaluation } from './outcomes.js';
 import { ChildRecord, SpawnRefusals, TreeUsage } from './delegation.js';
 import { PauseState } from './pause.js';
 import { ContextCut } from './context.js';
+import { SESSION_FORMAT } from './format-constants.js';
 
-/** 2: outcomes (outcome, pending_outcomes, outcome_evaluations). */
-export const SESSION_FORMAT = 2;
+/** The format of session.json (format-constants.ts). */
+export { SESSION_FORMAT } from './format-constants.js';
 
 export const SessionStatus = z.enum(['idle', 'running', 'rescheduling', 'terminated']);
 export type SessionStatus = z.infer<typeof SessionStatus>;

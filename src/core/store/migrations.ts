@@ -30,7 +30,7 @@
  * it as the next format would have written it; it must not throw, and it
  * returns its input unchanged when the line is not one it changes.
  */
-import { LOG_FORMAT } from '../schema/index.js';
+import { LOG_FORMAT } from '../schema/format-constants.js';
 import { unsupportedLogFormat } from '../foundation/errors.js';
 
 /** One event object as parsed from a line (a JSON object, not yet validated). */

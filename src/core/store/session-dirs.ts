@@ -6,7 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LOG_FORMAT, UUID_V7, type NewEvent } from '../schema/index.js';
+import { LOG_FORMAT, UUID_V7 } from '../schema/format-constants.js';
+import type { NewEvent } from '../schema/index.js';
 import type { CreateSessionInput } from './store-types.js';
 
 /** Ids of every session directory, oldest first (UUIDv7 sorts by time); none when sessions/ does not exist. */

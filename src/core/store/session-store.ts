@@ -22,14 +22,12 @@ import path from 'node:path';
 import { UUID_V7, type NewEvent, type NewWakeScheduled, type SessionEvent, type SessionSnapshot, type WakeRecord } from '../schema/index.js';
 import { iso } from '../foundation/clock.js';
 import { sessionPaths, type Home, type SessionPaths } from '../foundation/home.js';
-import { notFound } from '../foundation/errors.js';
 import { Redactor } from '../foundation/redact.js';
-import { readFirstLine, readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
+import { readLines, readLinesBefore, START, type Cursor, type RawLine } from './jsonl.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { createdEvent, discardSessionDir, listSessionIds, removeAbandonedCreations } from './session-dirs.js';
 import { stampEvent } from './stamp.js';
 import { pinReadTimes } from './read-times.js';
-import { logFormatOf } from './migrations.js';
 import { followEvents, subscribeEvents, type FollowOptions } from './follow-events.js';
 import { parseEventLine, parseWakeLine } from './parse-line.js';
 import { foldJournals } from './fold-journals.js';
@@ -40,7 +38,8 @@ import type { AppendOptions, CreateSessionInput, EventLines, ReadEventsOptions, 
 import { readSnapshotFile, sameCursors, writeSnapshotFileIfMoved } from './snapshot-file.js';
 import { FoldCache, fileStamp, journalStamp } from './fold-cache.js';
 import { homeIsShared } from './shared-home.js';
-import { dropInInbox } from './inbox-drop.js';
+import { deliverLines } from './deliver-line.js';
+import { logFormatAt, requireLog } from './session-log.js';
 
 export type { AppendOptions, CreateSessionInput, EventLines, ReadEventsOptions, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 export { START, type Cursor } from './jsonl.js';
@@ -85,9 +84,7 @@ export class SessionStore {
 
   /** Throws not_found unless the session exists. */
   require(sessionId: string): SessionPaths {
-    const p = this.paths(sessionId);
-    if (!fs.existsSync(p.events)) throw notFound(`session ${sessionId} not found (no ${path.relative(this.home.root, p.events)})`);
-    return p;
+    return requireLog(this.home, sessionId);
   }
 
   /** require(), before a write: nothing is written to a log of a format this code does not read. */
@@ -219,7 +216,7 @@ export class SessionStore {
   }
 
   private formatOf(sessionId: string, p: SessionPaths): number {
-    return logFormatOf(readFirstLine(p.events), `session ${sessionId}'s log (${path.relative(this.home.root, this.paths(sessionId).events)})`);
+    return logFormatAt(this.home, sessionId, p.events);
   }
 
   /** Folds the journals onto `base` (mutated and returned) or from scratch (fold-journals.ts). */
@@ -298,7 +295,7 @@ export class SessionStore {
     const p = this.forWrite(sessionId);
     const redactor = opts.redactor ?? Redactor.none;
     const stamped = events.map((e) => redactor.deep(this.stamp(e, opts.wakeId)));
-    dropInInbox(p, stamped.map((e) => JSON.stringify(e)), this.durability.policy !== 'never');
+    deliverLines(p, stamped.map((e) => JSON.stringify(e)), { shared: true, durability: this.durability });
     return stamped;
   }
 
