@@ -41,6 +41,7 @@ import { readSnapshotFile, sameCursors, writeSnapshotFileIfMoved } from './snaps
 import { FoldCache, fileStamp, journalStamp } from './fold-cache.js';
 import { homeIsShared } from './shared-home.js';
 import { dropInInbox } from './inbox-drop.js';
+import { ring } from './ring.js';
 
 export type { AppendOptions, CreateSessionInput, EventLines, ReadEventsOptions, SnapshotOptions, StoreDeps, StoreOptions } from './store-types.js';
 export { START, type Cursor } from './jsonl.js';
@@ -279,14 +280,17 @@ export class SessionStore {
    * A person's event, from a process that does not hold the session's lease
    * (the CLI, the HTTP API, a parent's run writing to its child): appended,
    * or on a shared home dropped into `inbox/` for the run that holds the
-   * lease to move in (shared-home.ts). Returned as it will be in the log; on
-   * a shared home it is there once a run has taken it in.
+   * lease to move in (shared-home.ts), and the home's doorbell rung for it
+   * (ring.ts: a polling daemon on another host hears it within 100 ms).
+   * Returned as it will be in the log; on a shared home it is there once a
+   * run has taken it in.
    */
   deliverUserEvent(sessionId: string, event: NewEvent): SessionEvent {
     if (!this.shared) return this.appendUserEvent(sessionId, event);
     const p = this.forWrite(sessionId);
     const stamped = this.stamp(event);
     dropInInbox(p, [JSON.stringify(stamped)], this.durability.policy !== 'never');
+    ring(this.home.sessionsDir, sessionId);
     return stamped;
   }
 
