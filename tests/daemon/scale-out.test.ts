@@ -54,6 +54,28 @@ test('polling: a change in a journal or the inbox is a hint; quiet rounds length
   assert.deepEqual(gone, [b]);
 });
 
+test('the polling round is made no more often than its own CPU time allows (2 % of a core), up to a cap', async (t) => {
+  const u = unitRun(t);
+  u.newSession();
+  const clock = new ManualClock();
+  // A CPU meter where every round costs 100 ms: 100 / 0.02 = 5 s between rounds, whatever maxMs says.
+  let cpu = 0;
+  const cpuMs = () => (cpu += 50);
+  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 1000, maxMs: 1000, cpuMs, onHint: () => undefined, onGone: () => undefined });
+  t.after(() => w.close());
+  const ready = new Promise((r) => w.once('ready', r));
+  w.start();
+  await ready;
+  assert.equal(w.lastRoundCpuMs, 50);
+  assert.equal(w.nextIntervalMs, 2500, 'a round of 50 ms of CPU: every 2.5 s');
+  const capped = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 1000, maxMs: 1000, capMs: 2000, cpuMs, onHint: () => undefined, onGone: () => undefined });
+  t.after(() => capped.close());
+  const ready2 = new Promise((r) => capped.once('ready', r));
+  capped.start();
+  await ready2;
+  assert.equal(capped.nextIntervalMs, 2000, 'at most capMs');
+});
+
 test('polling with a shard stats only its own sessions, and still reports new ones', async (t) => {
   const u = unitRun(t);
   const shard = parseShard('0/2');
