@@ -10,6 +10,11 @@
  * - Remove, then hint: the sender rings after its inbox rename, so a look
  *   that follows the removal sees every event rung before it. An entry
  *   another daemon removed first (ENOENT) is that daemon's to hint.
+ * - Each session hinted is hinted once more `recheckMs` later: on a mount
+ *   that caches listings (sshfs dcache_timeout, NFS actimeo), a look at its
+ *   inbox/ just after this daemon's own last look there (its start scan, a
+ *   run that just ended) is served from the cache and misses the new file.
+ *   A look that finds nothing costs a listing of one inbox/.
  * - `owns(id)` false: the entry is left for the daemon whose shard holds
  *   the session (its own hint would be ignored here: daemon.ts evaluate).
  * - An entry whose name is no session id, or names no session folder, is
@@ -48,12 +53,20 @@ export interface RingReaderOptions {
   tickMs?: number;
   /** Entries taken per tick (default RING_PER_TICK). */
   perTick?: number;
+  /** When a hinted session is hinted again (default RING_RECHECK_MS). */
+  recheckMs?: number;
 }
 
 /** 100 ms: well under the 300 ms a message may take from another host to its run (issue 32), for one listing. */
 export const RING_TICK_MS = 100;
 /** Each entry taken costs a removal and a stat: a burst of thousands is taken a few hundred a turn. */
 export const RING_PER_TICK = 256;
+/**
+ * Longer than a mount's listing cache can hide a new file: sshfs with
+ * dcache_timeout=1 keeps one up to 2 s (its timeout counts whole seconds),
+ * NFS with actimeo=1 about 1 s.
+ */
+export const RING_RECHECK_MS = 2500;
 /** Entries that cannot be removed, remembered so they are not hinted every tick. */
 const MAX_STUCK = 1024;
 
@@ -65,6 +78,8 @@ export class RingReader {
   /** What was wrong with the folder at the last failure to open it, reported once until it is fine or wrong otherwise. */
   private failing: string | null = null;
   private readonly stuck = new Set<string>();
+  /** The timers of the second hints, one per tick that hinted. */
+  private readonly rechecks = new Set<() => void>();
   /** Ticks done (tests, benchmarks). */
   ticks = 0;
 
@@ -126,22 +141,37 @@ export class RingReader {
         for (const n of this.stuck) if (!listed.has(n)) this.stuck.delete(n);
       }
       let taken = 0;
-      for (const name of names) {
-        if (this.closed) return false;
-        if (this.stuck.has(name)) continue;
-        const id = UUID_V7.test(name) ? name : null;
-        if (id !== null && this.o.owns && !this.o.owns(id)) continue;
-        if (taken >= (this.o.perTick ?? RING_PER_TICK)) return true;
-        taken += 1;
-        const removal = await this.remove(dir.fd, name);
-        if (removal === 'gone' || id === null) continue;
-        if (!(await isDir(path.join(this.o.sessionsDir, id)))) continue;
-        if (!this.closed) this.o.onHint(id);
+      const hinted: string[] = [];
+      try {
+        for (const name of names) {
+          if (this.closed) return false;
+          if (this.stuck.has(name)) continue;
+          const id = UUID_V7.test(name) ? name : null;
+          if (id !== null && this.o.owns && !this.o.owns(id)) continue;
+          if (taken >= (this.o.perTick ?? RING_PER_TICK)) return true;
+          taken += 1;
+          const removal = await this.remove(dir.fd, name);
+          if (removal === 'gone' || id === null) continue;
+          if (!(await isDir(path.join(this.o.sessionsDir, id)))) continue;
+          if (this.closed) return false;
+          this.o.onHint(id);
+          hinted.push(id);
+        }
+        return false;
+      } finally {
+        if (hinted.length) this.recheck(hinted);
       }
-      return false;
     } finally {
       await dir.close();
     }
+  }
+
+  private recheck(ids: string[]) {
+    const cancel = this.o.clock.setTimer(this.o.recheckMs ?? RING_RECHECK_MS, () => {
+      this.rechecks.delete(cancel);
+      if (!this.closed) for (const id of ids) this.o.onHint(id);
+    });
+    this.rechecks.add(cancel);
   }
 
   private async remove(dirFd: number, name: string): Promise<Removal> {
@@ -172,6 +202,8 @@ export class RingReader {
     this.closed = true;
     this.cancel?.();
     this.cancel = null;
+    for (const c of this.rechecks) c();
+    this.rechecks.clear();
   }
 }
 

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ring, RING_DIR } from '../../src/core/store/ring.js';
-import { RingReader, RING_PER_TICK } from '../../src/daemon/ring-reader.js';
+import { RingReader, RING_PER_TICK, RING_RECHECK_MS } from '../../src/daemon/ring-reader.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { uuidv7 } from '../../src/core/foundation/ids.js';
@@ -90,11 +90,18 @@ test('the reader lists the doorbell every tick of its clock, removes each entry,
   assert.deepEqual(s.entries(), [], 'taken entries are removed');
   await s.clock.advance(100);
   await until(() => s.reader.ticks === 3);
-  assert.equal(s.hints.length, 2, 'a removed entry is not hinted again');
+  assert.equal(s.hints.length, 2, 'a removed entry is not hinted again by the listing');
+  // ...but its session once more after the recheck time, for a mount whose cached listing of its inbox/ was stale.
+  await s.clock.advance(RING_RECHECK_MS);
+  assert.deepEqual(s.hints.slice(2).sort(), [a, b].sort());
+  await s.clock.advance(RING_RECHECK_MS * 2);
+  assert.equal(s.hints.length, 4, 'once');
   await s.reader.close();
   ring(s.sessionsDir, a);
-  await s.clock.advance(1000);
-  assert.equal(s.reader.ticks, 3, 'no tick after close()');
+  const ticks = s.reader.ticks;
+  await s.clock.advance(RING_RECHECK_MS * 2);
+  assert.equal(s.reader.ticks, ticks, 'no tick after close()');
+  assert.equal(s.hints.length, 4);
 });
 
 test('entries that name no session are removed and not hinted; the entries of other shards are left', async (t) => {
