@@ -3,16 +3,19 @@
  * sshfs (tests/helpers/sshfs-home.ts: an sshd on 127.0.0.1, one mount per
  * host, each daemon in its own namespaces), on the scripted model.
  *
- * - poll: one daemon `--poll` on SESSIONS idle sessions: its CPU while idle
- *   (share of one core) and the latency from a file renamed into a
- *   session's inbox/ to the daemon's run_start, p50 and p90;
+ * - poll: one daemon `--poll` on SESSIONS idle sessions, for each mount
+ *   setting in SCALE_MOUNTS: its CPU while idle (share of one core; the
+ *   sshfs client and the sshd apart) and the latency from a message
+ *   delivered on another host, as `openboa send` does, to the daemon's
+ *   run_start, p50 and p90;
  * - scale: MESSAGES messages over RUN_SESSIONS sessions dropped at once
  *   (through inbox/), run by one daemon, then by three (`--shard i/3`,
  *   concurrency 4 each): runs per second and the ratio. On a 2-core machine
  *   three daemons share the same two cores, so the ratio says what sharing
  *   costs there, not what three hosts give.
  *
- * Sizes: SCALE_SESSIONS (default 1000), SCALE_MESSAGES (500), SCALE_RUN_SESSIONS (50).
+ * Sizes: SCALE_SESSIONS (default 1000), SCALE_MESSAGES (500), SCALE_RUN_SESSIONS (50);
+ * SCALE_IDLE_S (20) and SCALE_PINGS (15); SCALE_PARTS (poll,scale).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -149,12 +152,18 @@ async function pollCost(mountOptions: string[]) {
     const idle = { daemon: share(ticks(pid) - before.daemon), sshfs_client: share(ticks(client) - before.sshfs), sshd: share(sshdTicks(nfs.sshdPid) - before.sshd) };
     const sender = new SessionStore(new Home(nfs.mounts.b!), systemDeps(), { shared: true });
     const lat: number[] = [];
+    const fromReturn: number[] = [];
+    const deliver: number[] = [];
     for (let i = 0; i < PINGS; i++) {
       const id = ids[(i * 37) % ids.length]!;
       const at = Date.now();
       sender.deliverUserEvent(id, { type: 'user.message', content: [{ type: 'text', text: `ping ${i}` }] });
+      const done = Date.now();
       await until(() => d.lines.some((l) => l.rec.kind === 'run_start' && l.rec.session_id === id && l.at >= at), 60_000, 'a run');
-      lat.push(d.lines.find((l) => l.rec.kind === 'run_start' && l.rec.session_id === id && l.at >= at)!.at - at);
+      const started = d.lines.find((l) => l.rec.kind === 'run_start' && l.rec.session_id === id && l.at >= at)!.at;
+      lat.push(started - at);
+      fromReturn.push(started - done);
+      deliver.push(done - at);
       await sleep(500 + Math.random() * 1500);
     }
     await stop([d]);
@@ -164,7 +173,10 @@ async function pollCost(mountOptions: string[]) {
       daemon_start_s: round(startS, 1),
       idle_cpu_share_of_core: idle,
       goal_idle_cpu: '< 0.05 (daemon)',
+      // From the delivery's call (its temp file, sync, rename, ring) and from its return, to the run_start line.
       send_to_running_ms: { p50: round(percentile(lat, 50)), p90: round(percentile(lat, 90)), max: round(Math.max(...lat)) },
+      delivered_to_running_ms: { p50: round(percentile(fromReturn, 50)), p90: round(percentile(fromReturn, 90)) },
+      delivery_call_ms: { p50: round(percentile(deliver, 50)) },
       goal_p50_ms: '< 300',
       load_average: os.loadavg().map((x) => round(x, 1)),
     };
