@@ -2,8 +2,9 @@
  * One run of a session under the daemon (daemon.ts runSession): wake() with
  * its activation records (runtime/activations.jsonl), the operator's lines,
  * and what a failure means for the session: a contended lease holds it until
- * the lease could have gone stale or is seen gone, a session gone is forgotten, anything else
- * thrown is an abandoned run recorded as a failed attempt (failed-wake.ts).
+ * the lease could have gone stale or is seen gone (lease-watch.ts), a session
+ * gone is forgotten, anything else thrown is an abandoned run recorded as a
+ * failed attempt (failed-wake.ts).
  * Never throws: the daemon's queue must go on whatever one session does.
  */
 import { iso } from '../core/foundation/clock.js';

@@ -5,8 +5,7 @@
  * last sweep, and every tenth period all of them), the watch of agents/
  * and environments/ (a fixed definition releases the sessions it held) and
  * the watch of leases other processes hold (one released frees the session
- * it held back). The
- * files decide; a hint only says where to look.
+ * it held back). The files decide; a hint only says where to look.
  */
 import type { Runtime } from '../core/run/run-context.js';
 import type { BackgroundGate } from './background-gate.js';

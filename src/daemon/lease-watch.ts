@@ -52,11 +52,6 @@ export class LeaseWatch {
     this.watched.delete(id);
   }
 
-  /** Sessions watched now (tests). */
-  get size(): number {
-    return this.watched.size;
-  }
-
   private tick() {
     this.cancel = null;
     if (this.stopped) return;

@@ -159,7 +159,7 @@ export class RingReader {
         }
         return false;
       } finally {
-        if (hinted.length) this.recheck(hinted);
+        if (hinted.length && !this.closed) this.recheck(hinted);
       }
     } finally {
       await dir.close();
