@@ -143,13 +143,22 @@ async function pollCost(mountOptions: string[]) {
     const d = startOn('host-a', nfs.mounts.a!, []);
     await until(() => d.lines.some((l) => l.rec.kind === 'daemon_started'), 600_000, 'daemon start');
     const startS = (Date.now() - t0) / 1000;
-    await sleep(5000); // settle: the start's sweep, the search index
+    // Settle: the search index's catch-up over every log, then the start's sweep and first rounds.
+    await until(() => d.lines.some((l) => l.rec.event === 'search_index_caught_up'), 600_000, 'the search index');
+    await sleep(10_000);
     const pid = daemonPid(d);
     const client = sshfsPid(nfs.mounts.a!);
     const before = { daemon: ticks(pid), sshfs: ticks(client), sshd: sshdTicks(nfs.sshdPid) };
-    await sleep(IDLE_S * 1000);
+    // The daemon's share in each tenth of the window: a round of stats shows as a step.
+    const series: number[] = [];
+    for (let k = 0, last = before.daemon; k < 10; k++) {
+      await sleep(IDLE_S * 100);
+      const now = ticks(pid);
+      series.push(round(((now - last) * TICK_MS) / (IDLE_S * 100), 3));
+      last = now;
+    }
     const share = (t: number) => round((t * TICK_MS) / (IDLE_S * 1000), 4);
-    const idle = { daemon: share(ticks(pid) - before.daemon), sshfs_client: share(ticks(client) - before.sshfs), sshd: share(sshdTicks(nfs.sshdPid) - before.sshd) };
+    const idle = { daemon: share(ticks(pid) - before.daemon), sshfs_client: share(ticks(client) - before.sshfs), sshd: share(sshdTicks(nfs.sshdPid) - before.sshd), daemon_by_tenth: series };
     const sender = new SessionStore(new Home(nfs.mounts.b!), systemDeps(), { shared: true });
     const lat: number[] = [];
     const fromReturn: number[] = [];
