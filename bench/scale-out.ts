@@ -9,8 +9,9 @@
  *   delivered on another host, as `openboa send` does, to the daemon's
  *   run_start, p50 and p90;
  * - scale: MESSAGES messages over RUN_SESSIONS sessions dropped at once
- *   (through inbox/), run by one daemon, then by three (`--shard i/3`,
- *   concurrency 4 each): runs per second and the ratio. On a 2-core machine
+ *   (through inbox/, ringing the doorbell), run by one daemon, then by
+ *   three (`--shard i/3`, concurrency 4 each): runs per second and the
+ *   ratio. On a 2-core machine
  *   three daemons share the same two cores, so the ratio says what sharing
  *   costs there, not what three hosts give.
  *
@@ -26,6 +27,7 @@ import { benchHome, manySessions } from './fixtures.js';
 import { percentile, round } from './stats.js';
 import { missing, onHost, signalOnHost, sshfsHome } from '../tests/helpers/sshfs-home.js';
 import { dropInInbox } from '../src/core/store/inbox-drop.js';
+import { ring } from '../src/core/store/ring.js';
 import { SessionStore } from '../src/core/store/session-store.js';
 import { Home } from '../src/core/foundation/home.js';
 import { systemDeps } from '../src/core/foundation/deps.js';
@@ -205,7 +207,12 @@ async function throughput(hosts: string[]) {
     const ds = hosts.map((h, i) => startOn(`host-${h}`, nfs.mounts[h]!, ['--concurrency', '4', ...(hosts.length > 1 ? ['--shard', `${i}/${hosts.length}`] : [])]));
     await until(() => ds.every((d) => d.lines.some((l) => l.rec.kind === 'daemon_started')), 120_000, 'daemons start');
     const t = Date.now();
-    for (let k = 0; k < MESSAGES; k++) dropInInbox({ inbox: path.join(nfs.export, 'sessions', ids[k % ids.length]!, 'inbox') }, [message(`m-${k}`)], false);
+    // As a sender on the file server would: into inbox/, then the doorbell (what SessionStore.deliverUserEvent does).
+    for (let k = 0; k < MESSAGES; k++) {
+      const id = ids[k % ids.length]!;
+      dropInInbox({ inbox: path.join(nfs.export, 'sessions', id, 'inbox') }, [message(`m-${k}`)], false);
+      ring(path.join(nfs.export, 'sessions'), id);
+    }
     const taken = () => ids.every((id) => fs.readdirSync(path.join(nfs.export, 'sessions', id, 'inbox')).every((n) => n.startsWith('.')) && !fs.readdirSync(path.join(nfs.export, 'sessions', id, 'inbox', '.taking')).length);
     const busy = () => ds.some((d) => d.lines.filter((l) => l.rec.kind === 'run_start').length > d.lines.filter((l) => l.rec.kind === 'run_end').length);
     await until(() => taken() && !busy(), 600_000, 'all messages taken in');
