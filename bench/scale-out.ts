@@ -11,12 +11,12 @@
  * - scale: MESSAGES messages over RUN_SESSIONS sessions dropped at once
  *   (through inbox/, ringing the doorbell), run by one daemon, then by
  *   three (`--shard i/3`, concurrency 4 each): runs per second and the
- *   ratio. On a 2-core machine
- *   three daemons share the same two cores, so the ratio says what sharing
- *   costs there, not what three hosts give.
+ *   ratio. On a 2-core machine three daemons share the same two cores,
+ *   so the ratio says what sharing costs there, not what three hosts give.
  *
  * Sizes: SCALE_SESSIONS (default 1000), SCALE_MESSAGES (500), SCALE_RUN_SESSIONS (50);
- * SCALE_IDLE_S (20) and SCALE_PINGS (15); SCALE_PARTS (poll,scale).
+ * SCALE_IDLE_S (20) and SCALE_PINGS (15); SCALE_PARTS (poll,scale);
+ * SCALE_MOUNTS (sshfs options: "dcache_timeout=1;cache=no").
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
