@@ -3,9 +3,9 @@ import type { Shard } from './shard.js';
 /** What a daemon is started with (daemon.ts; the CLI's `openboa daemon` options, docs/daemon.md). */
 export interface DaemonOptions {
   concurrency: number;
-  /** chokidar polling instead of native events (network filesystems). */
+  /** Polling (poll-watches.ts) and the home's doorbell (ring-reader.ts) instead of native events (network filesystems). */
   poll: boolean;
-  /** Polling interval, ms (default 1000). */
+  /** With `poll`: the interval of the polling round over every session, ms (default POLL_MAX_MS; longer when it would cost more than POLL_CPU_SHARE of a core). */
   pollIntervalMs?: number;
   /** Period of the safety sweep, ms. */
   sweepMs: number;

@@ -2,8 +2,9 @@
  * One run of a session under the daemon (daemon.ts runSession): wake() with
  * its activation records (runtime/activations.jsonl), the operator's lines,
  * and what a failure means for the session: a contended lease holds it until
- * the lease could have gone stale, a session gone is forgotten, anything else
- * thrown is an abandoned run recorded as a failed attempt (failed-wake.ts).
+ * the lease could have gone stale or is seen gone (lease-watch.ts), a session
+ * gone is forgotten, anything else thrown is an abandoned run recorded as a
+ * failed attempt (failed-wake.ts).
  * Never throws: the daemon's queue must go on whatever one session does.
  */
 import { iso } from '../core/foundation/clock.js';
@@ -18,6 +19,7 @@ import type { RunPacing } from './run-pacing.js';
 import type { SessionHolds } from './session-holds.js';
 import { reportToParent } from '../core/run/child-report.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
+import type { LeaseWatch } from './lease-watch.js';
 
 /** What of the daemon a run uses. */
 export interface DaemonRunDeps {
@@ -26,6 +28,8 @@ export interface DaemonRunDeps {
   holds: SessionHolds;
   pacing: RunPacing;
   leaseStaleMs: number;
+  /** Sessions held back by another process's lease, looked at again when it goes (lease-watch.ts). */
+  leases: Pick<LeaseWatch, 'watch' | 'forget'>;
   /** The session is gone: drop what the daemon keeps of it. */
   forget: (id: string) => void;
 }
@@ -55,9 +59,13 @@ export async function runRecorded(d: DaemonRunDeps, id: string, o: RunRequest): 
   const runtimeDir = rt.store.paths(id).runtime;
   const at = () => iso(rt.deps.clock.now());
   let slot: { release(): Promise<void> } | null = null;
+  // A busy lease, not a full agent (the slot): only the lease is watched for its end.
+  let leasing = false;
+  d.leases.forget(id);
   try {
     if (o.urgent) d.pacing.begin(id);
     slot = (await o.slot?.()) ?? null;
+    leasing = true;
     const r = await wake(rt, id, {
       signal: o.signal,
       retryNow: o.retryNow,
@@ -80,6 +88,7 @@ export async function runRecorded(d: DaemonRunDeps, id: string, o: RunRequest): 
       // Retried once the lease could have gone stale, or sooner when the lease says when (a lock whose maker may have died).
       const until = rt.deps.clock.now() + (e.retryAfterMs ?? d.leaseStaleMs + 1000);
       d.holds.holdUntil(id, until);
+      if (leasing) d.leases.watch(id);
       recordActivation(runtimeDir, { kind: 'blocked', at: at(), reason: `lease_contended: ${e.message}`, retry_at: iso(until) });
       return { result: null, skipped: false, threw: false };
     }

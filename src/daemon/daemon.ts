@@ -55,6 +55,7 @@ import { BackgroundGate } from './background-gate.js';
 import { watchHome } from './home-watches.js';
 import { owns } from './shard.js';
 import type { StrayPickup } from './stray-pickup.js';
+import type { LeaseWatch } from './lease-watch.js';
 import { AgentSlots, agentLimitOf } from './agent-slots.js';
 import type { DaemonOptions } from './daemon-options.js';
 
@@ -95,6 +96,7 @@ export class Daemon {
   private readonly leaseStaleMs: number;
   private readonly owns: (id: string) => boolean;
   private readonly strays: StrayPickup | null;
+  private readonly leases: LeaseWatch;
   private readonly slots: AgentSlots;
   /** Whether this daemon keeps the home's own state: the search index and the webhook deliveries. */
   private readonly keepsHomeState: boolean;
@@ -125,7 +127,7 @@ export class Daemon {
     // delivered by every host would go out once per host, their journal appended from several.
     this.keepsHomeState = !rt.store.shared || (o.shard?.index ?? 0) === 0;
     this.scheduler = new DueScheduler(rt.deps.clock, (ids) => ids.forEach((id) => this.evaluate(id)));
-    ({ sweeper: this.sweeper, watcher: this.watcher, definitions: this.definitions, strays: this.strays } = watchHome(rt, o, this.leaseStaleMs, {
+    ({ sweeper: this.sweeper, watcher: this.watcher, definitions: this.definitions, strays: this.strays, leases: this.leases } = watchHome(rt, o, this.leaseStaleMs, {
       holds: this.holds,
       gate: this.gate,
       log: this.log,
@@ -142,7 +144,7 @@ export class Daemon {
       busy: (id) => this.queued.has(id) || this.running.has(id),
       adopt: (id, snap) => this.request(id, snap),
     }));
-    this.runDeps = { rt, log: this.log, holds: this.holds, pacing: this.pacing, leaseStaleMs: this.leaseStaleMs, forget: (id) => this.forget(id) };
+    this.runDeps = { rt, log: this.log, holds: this.holds, pacing: this.pacing, leaseStaleMs: this.leaseStaleMs, leases: this.leases, forget: (id) => this.forget(id) };
   }
 
   /** A definition changed: retry at once the sessions a broken definition held back. */
@@ -353,6 +355,7 @@ export class Daemon {
     this.index.note(id, null);
     this.sweeper.forget(id);
     this.holds.forget(id);
+    this.leases.forget(id);
     this.scheduler.set(id, null);
   }
 
@@ -381,6 +384,7 @@ export class Daemon {
     this.stopping = true;
     this.sweeper.stop();
     this.strays?.stop();
+    this.leases.stop();
     this.search.stop();
     this.webhooks.stop();
     this.tails.stop();

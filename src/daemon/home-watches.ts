@@ -2,9 +2,10 @@
  * What tells the daemon that a session may have work (docs/daemon.md,
  * "Watch"): the session watcher (a hint per change of a session's folder),
  * the safety sweep (what a watcher missed: the sessions hinted since the
- * last sweep, and every tenth period all of them) and the watch of agents/
- * and environments/ (a fixed definition releases the sessions it held). The
- * files decide; a hint only says where to look.
+ * last sweep, and every tenth period all of them), the watch of agents/
+ * and environments/ (a fixed definition releases the sessions it held) and
+ * the watch of leases other processes hold (one released frees the session
+ * it held back). The files decide; a hint only says where to look.
  */
 import type { Runtime } from '../core/run/run-context.js';
 import type { BackgroundGate } from './background-gate.js';
@@ -15,6 +16,7 @@ import type { SessionHolds } from './session-holds.js';
 import { SessionSweep } from './session-sweep.js';
 import { SessionWatcher } from './session-watcher.js';
 import { StrayPickup } from './stray-pickup.js';
+import { LeaseWatch } from './lease-watch.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 
 /** What the daemon does with what its watches see. */
@@ -47,6 +49,8 @@ export interface HomeWatches {
   definitions: DefinitionWatcher;
   /** With --shard and more than one shard: the others' work that waits unrun, taken here (stray-pickup.ts). */
   strays: StrayPickup | null;
+  /** Sessions held back by another process's lease, looked at again as soon as it is gone. */
+  leases: LeaseWatch;
 }
 
 export function watchHome(rt: Runtime, o: DaemonOptions, leaseStaleMs: number, h: WatchHandlers): HomeWatches {
@@ -101,5 +105,13 @@ export function watchHome(rt: Runtime, o: DaemonOptions, leaseStaleMs: number, h
           h.adopt(id, snap);
         } })
       : null;
-  return { sweeper, watcher, definitions, strays };
+  const leases = new LeaseWatch({
+    clock: rt.deps.clock,
+    leasePath: (id) => rt.store.paths(id).lease,
+    onFree: (id) => {
+      h.holds.releaseHold(id);
+      h.evaluate(id);
+    },
+  });
+  return { sweeper, watcher, definitions, strays, leases };
 }

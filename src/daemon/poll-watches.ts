@@ -15,6 +15,13 @@
  * - The interval adapts: `minMs` after a round that found a change, then
  *   half again as long after each quiet round, up to `maxMs`. A busy home is
  *   polled often; an idle one costs a round every `maxMs`.
+ * - And it is never shorter than what keeps the rounds' own CPU time (this
+ *   process's, measured around each slice) under `cpuShare` of a core, up
+ *   to `capMs`: a round of 10,000 sessions over sshfs costs about 0.6 s of
+ *   CPU, and is then made every 30 s or so (at most once a minute). (A
+ *   session rung on the home's doorbell is looked at within 100 ms whatever
+ *   this interval: ring-reader.ts; the rounds are for writers that do not
+ *   ring.)
  * - A round stats SLICE sessions per turn of the event loop (awaiting
  *   `nextTurn` between slices), so it never holds up runs for long.
  * - `owns(id)` limits the stats to this daemon's share (`--shard`); new and
@@ -39,6 +46,12 @@ export interface PollWatchesOptions {
   minMs?: number;
   /** The longest, reached after quiet rounds (default 2 s). */
   maxMs?: number;
+  /** The share of one core the rounds may take (default POLL_CPU_SHARE): the interval is stretched to keep to it. */
+  cpuShare?: number;
+  /** The longest that stretch may make the interval (default POLL_CAP_MS). */
+  capMs?: number;
+  /** This process's CPU time so far, ms (default: process.cpuUsage()). */
+  cpuMs?: () => number;
   /** The sessions whose files this daemon polls (default: all). */
   owns?: (sessionId: string) => boolean;
   nextTurn?: () => Promise<void>;
@@ -51,6 +64,18 @@ const BACKOFF = 1.5;
 
 export const POLL_MIN_MS = 250;
 export const POLL_MAX_MS = 2000;
+/**
+ * 2 % of a core for the rounds: with the doorbell's listing, the sweeps and
+ * the timers, an idle daemon stays under the 5 % it is allowed (issue 32).
+ */
+export const POLL_CPU_SHARE = 0.02;
+/** A round at least once a minute, whatever it costs: the latency of a writer that does not ring. */
+export const POLL_CAP_MS = 60_000;
+
+const processCpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
 export class PollWatches extends EventEmitter {
   private readonly seen = new Map<string, string>();
@@ -59,6 +84,8 @@ export class PollWatches extends EventEmitter {
   private intervalMs: number;
   /** Rounds done (tests, benchmarks). */
   rounds = 0;
+  /** The CPU time of the last round, ms (its slices only: not the work between them). */
+  lastRoundCpuMs = 0;
 
   constructor(private readonly o: PollWatchesOptions) {
     super();
@@ -82,6 +109,9 @@ export class PollWatches extends EventEmitter {
   private async round(first: boolean): Promise<void> {
     if (this.closed) return;
     let changed = false;
+    const cpuMs = this.o.cpuMs ?? processCpuMs;
+    let cpu = 0;
+    let sliceStart = cpuMs();
     try {
       const ids = listSessionIds(this.o.sessionsDir);
       const present = new Set(ids);
@@ -93,8 +123,10 @@ export class PollWatches extends EventEmitter {
       }
       for (let i = 0; i < ids.length; i++) {
         if (i > 0 && i % SLICE === 0) {
+          cpu += cpuMs() - sliceStart;
           await (this.o.nextTurn ?? nextTurn)();
           if (this.closed) return;
+          sliceStart = cpuMs();
         }
         const id = ids[i] as string;
         const known = this.seen.has(id);
@@ -108,10 +140,14 @@ export class PollWatches extends EventEmitter {
     } catch (e) {
       this.emit('error', e);
     }
+    cpu += cpuMs() - sliceStart;
+    this.lastRoundCpuMs = cpu;
     this.rounds += 1;
     if (this.closed) return;
     if (first) this.emit('ready');
-    this.intervalMs = changed && !first ? (this.o.minMs ?? POLL_MIN_MS) : Math.min(this.o.maxMs ?? POLL_MAX_MS, this.intervalMs * BACKOFF);
+    const adaptive = changed && !first ? (this.o.minMs ?? POLL_MIN_MS) : Math.min(this.o.maxMs ?? POLL_MAX_MS, this.intervalMs * BACKOFF);
+    const affordable = Math.min(this.o.capMs ?? POLL_CAP_MS, cpu / (this.o.cpuShare ?? POLL_CPU_SHARE));
+    this.intervalMs = Math.max(adaptive, affordable);
     this.cancel = this.o.clock.setTimer(this.intervalMs, () => void this.round(false));
   }
 

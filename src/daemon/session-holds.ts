@@ -80,6 +80,11 @@ export class SessionHolds {
     this.blockedUntil.set(id, until);
   }
 
+  /** The lease that held the session back is gone (lease-watch.ts): it may run now. */
+  releaseHold(id: string): void {
+    this.blockedUntil.delete(id);
+  }
+
   /** Whether the session is to run now, backoff or not. Does not consume the mark. */
   retriesNow(id: string): boolean {
     return this.retryNow.has(id);

@@ -11,16 +11,20 @@
  * filtered by name and the daemon never wakes itself.
  *
  * `poll` (network filesystems, where inotify sees nothing another host
- * wrote) is PollWatches: per round one listing of `sessions/` and three
- * stats a session, at an interval that adapts between POLL_MIN_MS and
- * `pollIntervalMs` (default POLL_MAX_MS).
+ * wrote) is two things: RingReader, one listing of the home's doorbell
+ * (`sessions/.ring/`, rung by every delivery through inbox/) every 100 ms,
+ * for latency; and PollWatches, per round one listing of `sessions/` and
+ * three stats a session, every `pollIntervalMs` (default POLL_MAX_MS) or
+ * longer when the rounds would cost more than their share of a core, for
+ * writers that do not ring.
  * Running out of inotify watches (ENOSPC) or descriptors (EMFILE) falls back
  * to polling with a warning instead of crashing: the native watches are all
  * closed first, and onReady is called again when polling is ready.
  */
 import type { Clock } from '../core/foundation/clock.js';
 import { FolderWatches } from './folder-watches.js';
-import { PollWatches, POLL_MAX_MS, POLL_MIN_MS } from './poll-watches.js';
+import { PollWatches, POLL_MAX_MS } from './poll-watches.js';
+import { RingReader } from './ring-reader.js';
 
 export interface WatcherOptions {
   sessionsDir: string;
@@ -40,12 +44,15 @@ export interface WatcherOptions {
   holdWhilePending?: () => () => void;
   /** Awaited between the slices of the native watches added at start (FolderWatches). */
   nextTurn?: () => Promise<void>;
-  /** The sessions whose files are polled (`--shard`; PollWatches); default all. */
+  /** The sessions whose files are polled and whose doorbell entries are taken (`--shard`); default all. */
   owns?: (sessionId: string) => boolean;
+  /** How often the doorbell is listed when polling (default RING_TICK_MS). */
+  ringTickMs?: number;
 }
 
 export class SessionWatcher {
   private watcher: FolderWatches | PollWatches | null = null;
+  private ring: RingReader | null = null;
   private polling: boolean;
   private closed = false;
   private readonly pending = new Set<string>();
@@ -74,10 +81,12 @@ export class SessionWatcher {
       return;
     }
     const max = this.o.pollIntervalMs ?? POLL_MAX_MS;
+    // The doorbell brings the latency, so a change found by a round does not make the rounds more frequent: at
+    // scale that would poll every session four times a second while the home is busy.
     const w = new PollWatches({
       sessionsDir: this.o.sessionsDir,
       clock: this.o.clock,
-      minMs: Math.min(POLL_MIN_MS, max),
+      minMs: max,
       maxMs: max,
       onHint: (id) => this.queue(id),
       onGone: (id) => this.o.onGone(id),
@@ -92,6 +101,15 @@ export class SessionWatcher {
     });
     this.watcher = w;
     w.start();
+    this.ring = new RingReader({
+      sessionsDir: this.o.sessionsDir,
+      clock: this.o.clock,
+      onHint: (id) => this.queue(id),
+      onWarn: (m) => this.o.onWarn(m),
+      ...(this.o.owns ? { owns: this.o.owns } : {}),
+      ...(this.o.ringTickMs ? { tickMs: this.o.ringTickMs } : {}),
+    });
+    this.ring.start();
   }
 
   private queue(id: string) {
@@ -132,6 +150,8 @@ export class SessionWatcher {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.ring?.close();
+    this.ring = null;
     await this.watcher?.close();
     this.watcher = null;
   }

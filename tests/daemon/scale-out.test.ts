@@ -2,7 +2,8 @@
  * The pieces that let several daemons share one home: polling by stats
  * (poll-watches.ts), shards (shard.ts), stray work picked up from other
  * shards (stray-pickup.ts), and an agent's max_concurrent_runs as slots on
- * the file system (agent-slots.ts).
+ * the file system (agent-slots.ts), and a lease another process holds
+ * watched for its end (lease-watch.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +19,11 @@ import { unitRun } from '../helpers/unit-run.js';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import type { SessionSnapshot } from '../../src/core/schema/index.js';
+import { acquireLease } from '../../src/core/foundation/lease.js';
+import { readLines } from '../../src/core/store/jsonl.js';
+import { bench } from '../helpers/run.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { until } from '../helpers/until.js';
 
 test('polling: a change in a journal or the inbox is a hint; quiet rounds lengthen the interval; a change shortens it', async (t) => {
   const u = unitRun(t);
@@ -52,6 +58,28 @@ test('polling: a change in a journal or the inbox is a hint; quiet rounds length
   fs.rmSync(u.store.paths(b).dir, { recursive: true });
   await round(1000);
   assert.deepEqual(gone, [b]);
+});
+
+test('the polling round is made no more often than its own CPU time allows (2 % of a core), up to a cap', async (t) => {
+  const u = unitRun(t);
+  u.newSession();
+  const clock = new ManualClock();
+  // A CPU meter where every round costs 100 ms: 100 / 0.02 = 5 s between rounds, whatever maxMs says.
+  let cpu = 0;
+  const cpuMs = () => (cpu += 50);
+  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 1000, maxMs: 1000, cpuMs, onHint: () => undefined, onGone: () => undefined });
+  t.after(() => w.close());
+  const ready = new Promise((r) => w.once('ready', r));
+  w.start();
+  await ready;
+  assert.equal(w.lastRoundCpuMs, 50);
+  assert.equal(w.nextIntervalMs, 2500, 'a round of 50 ms of CPU: every 2.5 s');
+  const capped = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 1000, maxMs: 1000, capMs: 2000, cpuMs, onHint: () => undefined, onGone: () => undefined });
+  t.after(() => capped.close());
+  const ready2 = new Promise((r) => capped.once('ready', r));
+  capped.start();
+  await ready2;
+  assert.equal(capped.nextIntervalMs, 2000, 'at most capMs');
 });
 
 test('polling with a shard stats only its own sessions, and still reports new ones', async (t) => {
@@ -130,4 +158,26 @@ test('max_concurrent_runs: slots on the file system hold across daemons, even wh
   assert.ok(next);
   await next.release();
   await held[1]!.release();
+});
+
+test('a session held back because another process holds its lease runs as soon as that lease is released, not after the stale time', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'after the lease' }] });
+  const id = b.session();
+  // Another process's run (a daemon on another host, an `openboa wake`): the lease is taken, and a message arrives.
+  const lease = await acquireLease(b.store.paths(id), { purpose: 'test', nowIso: new Date().toISOString() });
+  let held = true;
+  t.after(() => (held ? lease.release() : undefined));
+  sendMessage(b.store, id, 'while another run holds the lease');
+  const td = await startDaemon(t, b);
+  const activations = () => readLines(path.join(b.store.paths(id).runtime, 'activations.jsonl')).lines.map((l) => JSON.parse(l.text) as { kind: string; retry_at?: string });
+  await until(() => fs.existsSync(path.join(b.store.paths(id).runtime, 'activations.jsonl')) && activations().some((a) => a.kind === 'blocked'));
+  const blocked = activations().find((a) => a.kind === 'blocked')!;
+  assert.ok(Date.parse(blocked.retry_at!) - b.deps.clock.now() >= 10_000, 'held back until the lease could have gone stale');
+  await lease.release();
+  held = false;
+  // A quarter of a second of the daemon's clock later (not the 11 s of the hold), the lease is seen gone.
+  await b.deps.clock.advance(250);
+  const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
+  assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+  assert.equal(r.processed_event_ids.length, 1);
 });

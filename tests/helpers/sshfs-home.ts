@@ -60,6 +60,8 @@ export interface SshfsHome {
   export: string;
   /** One mount point per host name. */
   mounts: Record<string, string>;
+  /** The sshd serving them (its children serve each mount's sftp session). */
+  sshdPid: number;
   close(): Promise<void>;
 }
 
@@ -114,7 +116,7 @@ export async function sshfsHome(hosts: readonly string[], sshfsOptions = ['dcach
     await close();
     throw e;
   }
-  return { export: exp, mounts, close };
+  return { export: exp, mounts, sshdPid: sshd.pid!, close };
 }
 
 /**

@@ -30,6 +30,7 @@ export async function runDaemon(ctx: CliContext, flags: Flags): Promise<number> 
   await ensureHome(ctx, flags);
   const concurrency = wholeNumberFlag(flags, 'concurrency', { min: 1, max: 256, example: 4 }) ?? 4;
   const sweep = wholeNumberFlag(flags, 'sweep', { min: 1, max: 86_400, example: 30 }) ?? 30;
+  const pollInterval = wholeNumberFlag(flags, 'poll-interval', { min: 1, max: 86_400, example: 2 });
   const fsync = choiceFlag(flags, 'fsync', FSYNC_POLICIES) ?? DEFAULT_FSYNC;
   const write = (line: string) => ctx.out.write(line);
   // One daemon per home, unless asked for several (hosts sharing one home); a dead daemon's lock is taken over.
@@ -39,28 +40,36 @@ export async function runDaemon(ctx: CliContext, flags: Flags): Promise<number> 
   try {
     // The runs' store syncs by the chosen policy (docs/format.md, Durability).
     const store = fsync === DEFAULT_FSYNC ? ctx.store : new SessionStore(ctx.home, ctx.deps, { fsync });
-    return await serve({ ...ctx, store }, flags, concurrency, sweep, write);
+    return await serve({ ...ctx, store }, flags, { concurrency, sweep, pollInterval }, write);
   } finally {
     stopBeat();
     await homeLock?.release();
   }
 }
 
-async function serve(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void): Promise<number> {
+/** The daemon's numeric options, checked (seconds where the flags take seconds). */
+interface Sizes {
+  concurrency: number;
+  sweep: number;
+  pollInterval: number | undefined;
+}
+
+async function serve(ctx: CliContext, flags: Flags, sizes: Sizes, write: (line: string) => void): Promise<number> {
   const listen = typeof flags['metrics-listen'] === 'string' ? flags['metrics-listen'] : undefined;
   let daemon: Daemon | null = null;
   const tel = await setupTelemetry({ env: ctx.deps.env, store: ctx.store, clock: ctx.deps.clock, version: VERSION, ...(listen !== undefined ? { metricsListen: listen } : {}), metricsForApi: typeof flags.listen === 'string', poll: flags.poll === true, watchMode: () => daemon?.watchMode ?? 'native' });
   try {
-    return await serveWith({ ...ctx, deps: tel.telemetry ? { ...ctx.deps, telemetry: tel.telemetry } : ctx.deps }, flags, concurrency, sweep, write, tel, (d) => (daemon = d));
+    return await serveWith({ ...ctx, deps: tel.telemetry ? { ...ctx.deps, telemetry: tel.telemetry } : ctx.deps }, flags, sizes, write, tel, (d) => (daemon = d));
   } finally {
     await tel.close();
   }
 }
 
-async function serveWith(ctx: CliContext, flags: Flags, concurrency: number, sweep: number, write: (line: string) => void, tel: TelemetrySetup, made: (d: Daemon) => void): Promise<number> {
+async function serveWith(ctx: CliContext, flags: Flags, sizes: Sizes, write: (line: string) => void, tel: TelemetrySetup, made: (d: Daemon) => void): Promise<number> {
+  const { concurrency, sweep, pollInterval } = sizes;
   const d = new Daemon(
     { home: ctx.home, store: ctx.store, deps: ctx.deps },
-    { concurrency, poll: flags.poll === true, shard: shardFlag(flags), sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },
+    { concurrency, poll: flags.poll === true, ...(pollInterval ? { pollIntervalMs: pollInterval * 1000 } : {}), shard: shardFlag(flags), sweepMs: sweep * 1000, json: ctx.json, write, ...(ctx.out.terminalColumns ? { columns: ctx.out.terminalColumns } : {}) },
   );
   made(d);
   const caps = probeCapabilities();

@@ -276,8 +276,10 @@ export class SessionStore {
    * A person's event, from a process that does not hold the session's lease
    * (the CLI, the HTTP API, a parent's run writing to its child): appended,
    * or on a shared home dropped into `inbox/` for the run that holds the
-   * lease to move in (shared-home.ts). Returned as it will be in the log; on
-   * a shared home it is there once a run has taken it in.
+   * lease to move in (shared-home.ts), and the home's doorbell rung for it
+   * (ring.ts: a polling daemon on another host hears it within 100 ms).
+   * Returned as it will be in the log; on a shared home it is there once a
+   * run has taken it in.
    */
   deliverUserEvent(sessionId: string, event: NewEvent): SessionEvent {
     return this.deliverEvents(sessionId, [event])[0] as SessionEvent;
