@@ -1,15 +1,19 @@
 /**
  * The native half of the session watcher: plain `fs.watch` (one inotify
- * watch each) on `sessions/`, on every session folder and on its `inbox/`.
- * Nothing else is kept per session: no per-file records, no stat cache, no
- * throttle (chokidar kept all three, and at 10,000 sessions its bookkeeping
- * was most of the daemon's memory).
+ * watch each) on `sessions/`, on every session folder and on its `inbox/`
+ * when it has one (inbox/ is made on first use: most sessions never have
+ * one, and cost one watch). Nothing else is kept per session: no per-file
+ * records, no stat cache, no throttle (chokidar kept all three, and at
+ * 10,000 sessions its bookkeeping was most of the daemon's memory).
  *
  * Contracts:
  * - `onHint(id)` for every raw event on a session's events.jsonl or
  *   wake-queue.jsonl, on a name in its inbox/ not starting with ".", on the
  *   creation of its inbox/, and for a session folder that appears. Events
- *   arrive as inotify reports them; the caller coalesces.
+ *   arrive as inotify reports them; the caller coalesces. An inbox/ made
+ *   after its folder was watched is watched BEFORE that hint is given, so a
+ *   file renamed in between (seen by no watch) is found by the look the
+ *   hint asks for, and one renamed in after it by the new watch.
  * - `onGone(id)` when a session folder disappears from `sessions/`.
  * - A folder that vanishes between listing and watching is a normal race:
  *   skipped, the `sessions/` watch reports what happens next.
@@ -143,7 +147,7 @@ export class FolderWatches extends EventEmitter {
     if (JOURNALS.has(name)) {
       this.o.onHint(id);
     } else if (name === INBOX) {
-      // inbox/ made (or replaced) after the folder was watched: watch the new one.
+      // inbox/ made (or replaced) after the folder was watched: watch the new one, then hint (the contract's order).
       const w = this.sessions.get(id);
       if (w) this.watchInbox(id, w);
       this.o.onHint(id);
