@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { drainInbox, inboxHasFiles } from '../../src/core/store/inbox.js';
+import { dropInInbox } from '../../src/core/store/inbox-drop.js';
 import { acquireLease, LEASE_STALE_MS } from '../../src/core/foundation/lease.js';
 import { sealTail } from '../../src/core/store/jsonl.js';
 import { until } from '../helpers/until.js';
@@ -99,6 +100,25 @@ test('a session without inbox/ (made on first use) drains as an empty one: nothi
   assert.equal(r.outcome, 'skipped');
   assert.deepEqual(r.errors, []);
   assert.equal(fs.existsSync(p.inbox), false);
+});
+
+test('a durable drop that makes inbox/ syncs the session folder too, so a power loss cannot take back the folder holding the file', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const synced: number[] = [];
+  const real = fs.fsyncSync;
+  t.mock.method(fs, 'fsyncSync', (fd: number) => {
+    synced.push(fs.fstatSync(fd).ino);
+    real(fd);
+  });
+  dropInInbox(p, [JSON.stringify({ type: 'user.message', content: 'first' })], true);
+  assert.ok(synced.includes(fs.statSync(p.inbox).ino), 'inbox/ synced');
+  assert.ok(synced.includes(fs.statSync(p.dir).ino), 'the session folder synced: it gained inbox/');
+  synced.length = 0;
+  dropInInbox(p, [JSON.stringify({ type: 'user.message', content: 'second' })], true);
+  assert.ok(synced.includes(fs.statSync(p.inbox).ino));
+  assert.equal(synced.includes(fs.statSync(p.dir).ino), false, 'inbox/ was there already: the session folder did not change');
 });
 
 test('the daemon notices a file dropped into a session without inbox/, and later ones through the new inbox/ watch', async (t) => {
