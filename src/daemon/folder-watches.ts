@@ -135,9 +135,19 @@ export class FolderWatches extends EventEmitter {
     this.watchInbox(id, w);
   }
 
+  /**
+   * Watches the session's inbox/ if it has one. Looked for first: most
+   * sessions have none, and a failed fs.watch is not free (10,000 of them,
+   * at a start, grew V8's heap by about 13 MB that it kept). The folder is
+   * watched before this runs, so an inbox/ made after the look is reported
+   * by the folder's watch, and watched then.
+   */
   private watchInbox(id: string, w: SessionWatch) {
     w.inbox?.close();
-    w.inbox = this.watch(path.join(this.o.sessionsDir, id, INBOX), (name) => {
+    w.inbox = null;
+    const dir = path.join(this.o.sessionsDir, id, INBOX);
+    if (!fs.existsSync(dir)) return;
+    w.inbox = this.watch(dir, (name) => {
       if (!this.closed && name && !name.startsWith('.')) this.o.onHint(id);
     });
   }

@@ -146,9 +146,17 @@ test('FolderWatches: a session as created costs one watch; an inbox/ made later 
   const hints: Array<[string, number]> = [];
   const w: FolderWatches = new FolderWatches({ sessionsDir: b.h.home.sessionsDir, onHint: (id) => hints.push([id, w.watches]), onGone: () => undefined });
   beforeHomeRemoved(t, () => w.close());
+  // Every fs.watch tried, failed ones too (each costs heap that V8 keeps: an inbox/ is looked for, not tried).
+  const tried: string[] = [];
+  const watch = fs.watch;
+  t.mock.method(fs, 'watch', (...args: Parameters<typeof fs.watch>) => {
+    tried.push(String(args[0]));
+    return watch(...args);
+  });
   w.start();
   await new Promise<void>((resolve) => w.once('ready', () => resolve()));
   assert.equal(w.watches, 1 + ids.length, 'sessions/ and one watch per session: no inbox/ until its first use');
+  assert.equal(tried.length, 1 + ids.length, tried.join(', '));
   // A writer's first drop: inbox/ made and a file renamed in at once, before the daemon sees the new
   // folder, so no watch sees the rename; the hint must come after the new inbox/ is watched.
   const inbox = b.store.paths(ids[1]!).inbox;
