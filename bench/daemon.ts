@@ -32,7 +32,8 @@ interface Proc {
 export function startDaemon(root: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Proc {
   // BENCH_NODE_ARGS: flags for the daemon's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its time goes.
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, CLI, '--home', root, 'daemon', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // BENCH_CLI: another build's dist/cli/main.js, to measure two versions in turns on the same machine.
+  const child = spawn(process.execPath, [...nodeArgs, process.env.BENCH_CLI ?? CLI, '--home', root, 'daemon', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const lines: Array<Record<string, unknown>> = [];
   const waiters = new Set<() => void>();
   let buf = '';
@@ -205,9 +206,11 @@ export async function idleFlat(sizes = [1000, 10_000], seconds = 60, sweepSecond
   for (const n of sizes) {
     const b = benchHome();
     try {
-      for (const id of manySessions(b, n)) fs.mkdirSync(b.store.paths(id).inbox, { recursive: true });
+      // Sessions as SessionStore.create makes them: no inbox/ (made on first use).
+      const ids = manySessions(b, n);
+      if (process.env.BENCH_IDLE_INBOX) for (const id of ids) fs.mkdirSync(b.store.paths(id).inbox, { recursive: true });
       const d = startDaemon(b.root, ['--sweep', String(sweepSeconds)]);
-      await d.waitLine((l) => l.event === 'watcher_ready', 120_000);
+      const ready = await d.waitLine((l) => l.event === 'watcher_ready', 120_000);
       // The search index's first catch-up (every session's log) is start-up work, not idling.
       await d.waitLine((l) => l.event === 'search_index_caught_up', 300_000);
       await sleep(2000);
@@ -215,7 +218,7 @@ export async function idleFlat(sizes = [1000, 10_000], seconds = 60, sweepSecond
       await sleep(seconds * 1000);
       const z = procStats(d.child.pid as number);
       await d.stop();
-      out[`sessions_${n}`] = { rss_mb: round(z.rssMb, 1), rss_mb_before_first_sweep: round(a.rssMb, 1), cpu_percent_of_one_core: round((((z.ticks - a.ticks) / 100) * 100) / seconds, 3), cpu_ms: (z.ticks - a.ticks) * 10, seconds };
+      out[`sessions_${n}`] = { watches: ready.watches, rss_mb: round(z.rssMb, 1), rss_mb_before_first_sweep: round(a.rssMb, 1), cpu_percent_of_one_core: round((((z.ticks - a.ticks) / 100) * 100) / seconds, 3), cpu_ms: (z.ticks - a.ticks) * 10, seconds };
     } finally {
       b.cleanup();
     }

@@ -1,15 +1,19 @@
 /**
  * The native half of the session watcher: plain `fs.watch` (one inotify
- * watch each) on `sessions/`, on every session folder and on its `inbox/`.
- * Nothing else is kept per session: no per-file records, no stat cache, no
- * throttle (chokidar kept all three, and at 10,000 sessions its bookkeeping
- * was most of the daemon's memory).
+ * watch each) on `sessions/`, on every session folder and on its `inbox/`
+ * when it has one (inbox/ is made on first use: most sessions never have
+ * one, and cost one watch). Nothing else is kept per session: no per-file
+ * records, no stat cache, no throttle (chokidar kept all three, and at
+ * 10,000 sessions its bookkeeping was most of the daemon's memory).
  *
  * Contracts:
  * - `onHint(id)` for every raw event on a session's events.jsonl or
  *   wake-queue.jsonl, on a name in its inbox/ not starting with ".", on the
  *   creation of its inbox/, and for a session folder that appears. Events
- *   arrive as inotify reports them; the caller coalesces.
+ *   arrive as inotify reports them; the caller coalesces. An inbox/ made
+ *   after its folder was watched is watched BEFORE that hint is given, so a
+ *   file renamed in between (seen by no watch) is found by the look the
+ *   hint asks for, and one renamed in after it by the new watch.
  * - `onGone(id)` when a session folder disappears from `sessions/`.
  * - A folder that vanishes between listing and watching is a normal race:
  *   skipped, the `sessions/` watch reports what happens next.
@@ -47,24 +51,42 @@ const INBOX = 'inbox';
 const SLICE = 512;
 
 interface SessionWatch {
+  id: string;
   folder: fs.FSWatcher;
   inbox: fs.FSWatcher | null;
+}
+
+/** Every watch's 'error' listener: a watched folder that is deleted ends its watch (the sessions/ watch reports the removal). */
+function closeOnError(this: fs.FSWatcher): void {
+  this.close();
 }
 
 export class FolderWatches extends EventEmitter {
   private root: fs.FSWatcher | null = null;
   private readonly sessions = new Map<string, SessionWatch>();
+  /**
+   * Each session watch's session. Every watch shares one 'change' listener
+   * (onChange) and one 'error' listener, which find their session here:
+   * three closures of its own per watch, with their contexts, were about
+   * 2 MB of heap at 10,000 sessions.
+   */
+  private readonly owners = new WeakMap<fs.FSWatcher, SessionWatch>();
+  private readonly onChange: (this: fs.FSWatcher, event: string, name: string | Buffer | null) => void;
   private closed = false;
   /** Out of watches: no more are tried (the caller switches to polling). */
   private failed = false;
 
   constructor(private readonly o: FolderWatchesOptions) {
     super();
+    const self = this; // the listener's own `this` is the watcher
+    this.onChange = function (this: fs.FSWatcher, _event, name) {
+      self.onWatchEvent(this, name === null ? null : String(name));
+    };
   }
 
   /** Watches `sessions/` now, then every session folder in it on later turns; emits 'ready' when done. */
   start(): void {
-    this.root = this.watch(this.o.sessionsDir, (name) => this.onRootEvent(name));
+    this.root = this.watch(this.o.sessionsDir);
     if (this.root) void this.addAll();
   }
 
@@ -110,8 +132,8 @@ export class FolderWatches extends EventEmitter {
   }
 
   /** A name in `sessions/` changed: a session folder came or went. */
-  private onRootEvent(name: string | null) {
-    if (this.closed || !name || !UUID_V7.test(name)) return;
+  private onRootEvent(name: string) {
+    if (!UUID_V7.test(name)) return;
     if (fs.existsSync(path.join(this.o.sessionsDir, name))) {
       this.add(name);
       this.o.onHint(name);
@@ -124,29 +146,51 @@ export class FolderWatches extends EventEmitter {
   /** Watches a session folder (and its inbox/) unless it is already watched. */
   private add(id: string): void {
     if (this.sessions.has(id)) return;
-    const folder = this.watch(path.join(this.o.sessionsDir, id), (name) => this.onSessionEvent(id, name));
+    const folder = this.watch(path.join(this.o.sessionsDir, id));
     if (!folder) return;
-    const w: SessionWatch = { folder, inbox: null };
+    const w: SessionWatch = { id, folder, inbox: null };
+    this.owners.set(folder, w);
     this.sessions.set(id, w);
-    this.watchInbox(id, w);
+    this.watchInbox(w);
   }
 
-  private watchInbox(id: string, w: SessionWatch) {
+  /**
+   * Watches the session's inbox/ if it has one. Looked for first: most
+   * sessions have none, and a failed fs.watch is not free (10,000 of them
+   * at a start left about 7 MB more resident, heap that V8 kept). The folder is
+   * watched before this runs, so an inbox/ made after the look is reported
+   * by the folder's watch, and watched then.
+   */
+  private watchInbox(w: SessionWatch) {
     w.inbox?.close();
-    w.inbox = this.watch(path.join(this.o.sessionsDir, id, INBOX), (name) => {
-      if (!this.closed && name && !name.startsWith('.')) this.o.onHint(id);
-    });
+    w.inbox = null;
+    const dir = path.join(this.o.sessionsDir, w.id, INBOX);
+    if (!fs.existsSync(dir)) return;
+    w.inbox = this.watch(dir);
+    if (w.inbox) this.owners.set(w.inbox, w);
   }
 
-  private onSessionEvent(id: string, name: string | null) {
+  /** Every watch's 'change': `watcher` says which folder it is. */
+  private onWatchEvent(watcher: fs.FSWatcher, name: string | null) {
     if (this.closed || !name) return;
+    if (watcher === this.root) return this.onRootEvent(name);
+    const w = this.owners.get(watcher);
+    // A watch replaced or dropped since (its last events may still come): not a hint.
+    if (!w || this.sessions.get(w.id) !== w) return;
+    if (watcher === w.inbox) {
+      if (!name.startsWith('.')) this.o.onHint(w.id);
+    } else if (watcher === w.folder) {
+      this.onSessionEvent(w, name);
+    }
+  }
+
+  private onSessionEvent(w: SessionWatch, name: string) {
     if (JOURNALS.has(name)) {
-      this.o.onHint(id);
+      this.o.onHint(w.id);
     } else if (name === INBOX) {
-      // inbox/ made (or replaced) after the folder was watched: watch the new one.
-      const w = this.sessions.get(id);
-      if (w) this.watchInbox(id, w);
-      this.o.onHint(id);
+      // inbox/ made (or replaced) after the folder was watched: watch the new one, then hint (the contract's order).
+      this.watchInbox(w);
+      this.o.onHint(w.id);
     }
   }
 
@@ -158,13 +202,12 @@ export class FolderWatches extends EventEmitter {
     this.sessions.delete(id);
   }
 
-  /** fs.watch, with a vanished folder as null and running out of watches as an 'error'. */
-  private watch(dir: string, onName: (name: string | null) => void): fs.FSWatcher | null {
+  /** fs.watch with the shared listeners, with a vanished folder as null and running out of watches as an 'error'. */
+  private watch(dir: string): fs.FSWatcher | null {
     if (this.closed || this.failed) return null;
     try {
-      const w = fs.watch(dir, (_event, name) => onName(name === null ? null : String(name)));
-      // A watched folder that is deleted ends its watch; the sessions/ watch reports the removal.
-      w.on('error', () => w.close());
+      const w = fs.watch(dir, this.onChange);
+      w.on('error', closeOnError);
       return w;
     } catch (e) {
       const err = e as NodeJS.ErrnoException;

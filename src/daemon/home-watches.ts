@@ -84,7 +84,8 @@ export function watchHome(rt: Runtime, o: DaemonOptions, leaseStaleMs: number, h
     holdWhilePending: () => h.gate.hold(),
     nextTurn: h.gate.turn,
     onReady: () => {
-      h.log.notice(`watching ${rt.home.sessionsDir} (${watcher.mode})`, { event: 'watcher_ready' });
+      // `watches`: one for sessions/, one per session folder, one per inbox/ (0 when polling).
+      h.log.notice(`watching ${rt.home.sessionsDir} (${watcher.mode})`, { event: 'watcher_ready', watches: watcher.watches });
       h.watcherReady();
     },
   });

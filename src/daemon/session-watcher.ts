@@ -5,10 +5,11 @@
  * Hints are coalesced per session until the next turn of the event loop.
  *
  * Natively (the default) the watching is FolderWatches: plain `fs.watch`,
- * one inotify watch on each session folder and one on its inbox/, raw and
- * unthrottled, and no per-file state. A folder's watch reports writes to the
- * files in it, so workspace/, runtime/ and our own session.json rewrites are
- * filtered by name and the daemon never wakes itself.
+ * one inotify watch on each session folder and one on its inbox/ when it
+ * has one (made on first use), raw and unthrottled, and no per-file state.
+ * A folder's watch reports writes to the files in it, so workspace/,
+ * runtime/ and our own session.json rewrites are filtered by name and the
+ * daemon never wakes itself.
  *
  * `poll` (network filesystems, where inotify sees nothing another host
  * wrote) is two things: RingReader, one listing of the home's doorbell
@@ -64,6 +65,11 @@ export class SessionWatcher {
 
   get mode(): 'native' | 'polling' {
     return this.polling ? 'polling' : 'native';
+  }
+
+  /** The inotify watches held now (FolderWatches.watches); 0 while polling. */
+  get watches(): number {
+    return this.watcher instanceof FolderWatches ? this.watcher.watches : 0;
   }
 
   start(): void {

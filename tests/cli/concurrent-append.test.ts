@@ -106,8 +106,8 @@ test('8 concurrent inbox writers of 1 MB lines: every message arrives whole, exa
   const { root } = tempHome(t);
   const id = (await cliInProcess(['session', 'create', '--agent', 'demo'], { home: root })).stdout.trim();
   const inbox = path.join(root, 'sessions', id, 'inbox');
-  // Each writer writes a hidden file in inbox/, then renames it in (the contract in docs/format.md).
-  const writer = `const fs=require('fs'),path=require('path');const [dir,w]=process.argv.slice(1);for(let k=0;k<3;k++){const text=JSON.stringify({type:'user.message',content:'inbox-'+w+'-'+k+'-'+'z'.repeat(${MB})});const tmp=path.join(dir,'.w'+w+'-'+k);fs.writeFileSync(tmp,text+'\\n');fs.renameSync(tmp,path.join(dir,w+'-'+k+'.jsonl'));}`;
+  // Each writer makes inbox/ (made on first use: all 8 race to), writes a hidden file in it, then renames it in (the contract in docs/format.md).
+  const writer = `const fs=require('fs'),path=require('path');const [dir,w]=process.argv.slice(1);fs.mkdirSync(dir,{recursive:true});for(let k=0;k<3;k++){const text=JSON.stringify({type:'user.message',content:'inbox-'+w+'-'+k+'-'+'z'.repeat(${MB})});const tmp=path.join(dir,'.w'+w+'-'+k);fs.writeFileSync(tmp,text+'\\n');fs.renameSync(tmp,path.join(dir,w+'-'+k+'.jsonl'));}`;
   const jobs: Array<Promise<number | null>> = [];
   for (let w = 0; w < 8; w++) jobs.push(run(process.execPath, ['-e', writer, inbox, String(w)]));
   // a run in the middle of the writing drains what is there so far

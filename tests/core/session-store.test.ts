@@ -19,7 +19,7 @@ function setup(t: Parameters<typeof tempHome>[0]) {
 
 const lines = (f: string) => fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
-test('create: a UUIDv7 directory with session.created first, an empty wake queue, workspace/ and runtime/', (t) => {
+test('create: a UUIDv7 directory with session.created first, an empty wake queue, workspace/ and runtime/, and no inbox/', (t) => {
   const { store } = setup(t);
   const s = createSession(store, { agent: 'demo', title: 'hello' });
   assert.match(s.id, UUID_V7);
@@ -34,6 +34,8 @@ test('create: a UUIDv7 directory with session.created first, an empty wake queue
   assert.equal(fs.readFileSync(p.wakeQueue, 'utf8'), '');
   assert.ok(fs.statSync(p.workspace).isDirectory());
   assert.ok(fs.statSync(p.runtime).isDirectory());
+  // The whole layout: inbox/ is made on first use (each one costs the daemon a watch).
+  assert.deepEqual(fs.readdirSync(p.dir).sort(), ['events.jsonl', 'run-key', 'runtime', 'session.json', 'wake-queue.jsonl', 'workspace']);
   const snap = JSON.parse(fs.readFileSync(p.snapshot, 'utf8'));
   assert.equal(snap.status, 'idle');
   assert.equal(snap.agent_id, 'demo');

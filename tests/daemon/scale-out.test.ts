@@ -50,6 +50,8 @@ test('polling: a change in a journal or the inbox is a hint; quiet rounds length
   await round(quiet);
   assert.deepEqual(hints, [a]);
   assert.equal(w.nextIntervalMs, 100, 'a change brings the interval back to the shortest');
+  // A first drop: the writer makes inbox/ (made on first use) and puts a file in it.
+  fs.mkdirSync(u.store.paths(b).inbox);
   fs.writeFileSync(path.join(u.store.paths(b).inbox, 'm.json'), '{}');
   await round(100);
   assert.deepEqual(hints, [a, b]);

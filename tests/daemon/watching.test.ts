@@ -139,6 +139,46 @@ test('FolderWatches: ready comes after start() returns, and every watch it made 
   assert.equal(await fsWatchHandles(), before);
 });
 
+test('FolderWatches: a session as created costs one watch; an inbox/ made later is watched before the hint that follows it', async (t) => {
+  const b = await bench(t);
+  const ids = [b.session(), b.session(), b.session()];
+  // Each hint with the number of watches held when it was given.
+  const hints: Array<[string, number]> = [];
+  const w: FolderWatches = new FolderWatches({ sessionsDir: b.h.home.sessionsDir, onHint: (id) => hints.push([id, w.watches]), onGone: () => undefined });
+  beforeHomeRemoved(t, () => w.close());
+  // Every fs.watch tried, failed ones too (each costs heap that V8 keeps: an inbox/ is looked for, not tried).
+  const tried: string[] = [];
+  const watch = fs.watch;
+  t.mock.method(fs, 'watch', (...args: Parameters<typeof fs.watch>) => {
+    tried.push(String(args[0]));
+    return watch(...args);
+  });
+  w.start();
+  await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+  assert.equal(w.watches, 1 + ids.length, 'sessions/ and one watch per session: no inbox/ until its first use');
+  assert.equal(tried.length, 1 + ids.length, tried.join(', '));
+  // A writer's first drop: inbox/ made and a file renamed in at once, before the daemon sees the new
+  // folder, so no watch sees the rename; the hint must come after the new inbox/ is watched.
+  const inbox = b.store.paths(ids[1]!).inbox;
+  const dropIn = (name: string) => {
+    fs.mkdirSync(inbox, { recursive: true });
+    fs.writeFileSync(path.join(inbox, `.tmp-${name}`), '{"type":"user.message","content":"x"}\n');
+    fs.renameSync(path.join(inbox, `.tmp-${name}`), path.join(inbox, name));
+  };
+  dropIn('1.json');
+  await until(() => hints.length > 0);
+  assert.deepEqual(hints[0], [ids[1], 2 + ids.length]);
+  // The next drop is reported by that watch.
+  hints.length = 0;
+  dropIn('2.json');
+  await until(() => hints.length > 0);
+  assert.deepEqual(new Set(hints.map(([id]) => id)), new Set([ids[1]]));
+  assert.equal(w.watches, 2 + ids.length);
+  // An emptied inbox/ removed (docs/format.md: how an operator gives those watches back) is no longer watched.
+  fs.rmSync(inbox, { recursive: true });
+  await until(() => w.watches === 1 + ids.length);
+});
+
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await nextImmediate();
 }

@@ -10,14 +10,24 @@ import { randomUUID } from 'node:crypto';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { drainInbox, inboxHasFiles } from '../../src/core/store/inbox.js';
+import { dropInInbox } from '../../src/core/store/inbox-drop.js';
 import { acquireLease, LEASE_STALE_MS } from '../../src/core/foundation/lease.js';
 import { sealTail } from '../../src/core/store/jsonl.js';
+import { until } from '../helpers/until.js';
 
-/** Writes a file elsewhere in inbox/ under a hidden name, then renames it in, as writers must. */
+/** Writes a file elsewhere in inbox/ under a hidden name, then renames it in, as writers must (inbox/ made first: it is made on first use). */
 function drop(dir: string, name: string, text: string) {
+  fs.mkdirSync(dir, { recursive: true });
   const tmp = path.join(dir, `.tmp-${name}`);
   fs.writeFileSync(tmp, text);
   fs.renameSync(tmp, path.join(dir, name));
+}
+
+/** The session's paths, its inbox/ made (for a test that puts something there other than by drop()). */
+function withInbox(b: Awaited<ReturnType<typeof bench>>, id: string) {
+  const p = b.store.paths(id);
+  fs.mkdirSync(p.inbox, { recursive: true });
+  return p;
 }
 
 const userTexts = (b: Awaited<ReturnType<typeof bench>>, id: string) =>
@@ -67,7 +77,7 @@ test('a move cut short after the append is not appended again; one cut short bef
 test('a symlink or a FIFO in inbox/ is not read: it is set aside and reported', async (t) => {
   const b = await bench(t, { steps: [{ text: 'ok' }] });
   const id = b.session();
-  const p = b.store.paths(id);
+  const p = withInbox(b, id);
   const secret = path.join(b.h.root, 'secret.txt');
   fs.writeFileSync(secret, '{"type":"user.message","content":"HOST SECRET"}');
   fs.symlinkSync(secret, path.join(p.inbox, 'link.json'));
@@ -79,18 +89,57 @@ test('a symlink or a FIFO in inbox/ is not read: it is set aside and reported', 
   assert.ok(b.events(id).some((e) => e.type === 'session.error' && e.error.code === 'invalid_inbox_file'));
 });
 
-test('the daemon notices a file renamed into inbox/ and runs it', async (t) => {
-  const b = await bench(t, { steps: [{ text: 'from the inbox' }] });
+test('a session without inbox/ (made on first use) drains as an empty one: nothing taken, nothing reported, nothing made', async (t) => {
+  const b = await bench(t);
   const id = b.session();
-  const td = await startDaemon(t, b);
-  await new Promise<void>((resolve) => {
-    const check = () => (td.lines.some((l) => JSON.parse(l).event === 'watcher_ready') ? resolve() : setTimeout(check, 20));
-    check();
+  const p = b.store.paths(id);
+  assert.equal(fs.existsSync(p.inbox), false);
+  assert.equal(inboxHasFiles(p), false);
+  assert.deepEqual(drainInbox(p, b.deps.ids, [], longQuiet), { files: 0, lines: 0, deferred: 0, problems: [] });
+  const r = await b.wake(id);
+  assert.equal(r.outcome, 'skipped');
+  assert.deepEqual(r.errors, []);
+  assert.equal(fs.existsSync(p.inbox), false);
+});
+
+test('a durable drop that makes inbox/ syncs the session folder too, so a power loss cannot take back the folder holding the file', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = b.store.paths(id);
+  const synced: number[] = [];
+  const real = fs.fsyncSync;
+  t.mock.method(fs, 'fsyncSync', (fd: number) => {
+    synced.push(fs.fstatSync(fd).ino);
+    real(fd);
   });
-  drop(b.store.paths(id).inbox, 'm.json', JSON.stringify({ type: 'user.message', content: 'dropped' }));
+  dropInInbox(p, [JSON.stringify({ type: 'user.message', content: 'first' })], true);
+  assert.ok(synced.includes(fs.statSync(p.inbox).ino), 'inbox/ synced');
+  assert.ok(synced.includes(fs.statSync(p.dir).ino), 'the session folder synced: it gained inbox/');
+  synced.length = 0;
+  dropInInbox(p, [JSON.stringify({ type: 'user.message', content: 'second' })], true);
+  assert.ok(synced.includes(fs.statSync(p.inbox).ino));
+  assert.equal(synced.includes(fs.statSync(p.dir).ino), false, 'inbox/ was there already: the session folder did not change');
+});
+
+test('the daemon notices a file dropped into a session without inbox/, and later ones through the new inbox/ watch', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'first' }, { text: 'second' }] });
+  const id = b.session();
+  const p = b.store.paths(id);
+  assert.equal(fs.existsSync(p.inbox), false);
+  const td = await startDaemon(t, b);
+  // The start's sweep ran when the scan and the watches were both done; the manual clock
+  // brings no other sweep: what follows is found through the watches alone.
+  await until(() => td.lines.some((l) => JSON.parse(l).event === 'watcher_ready'));
+  // sessions/ and the session's folder: no inbox/ watch until there is an inbox/.
+  assert.equal(td.lines.map((l) => JSON.parse(l)).find((l) => l.event === 'watcher_ready').watches, 2);
+  // inbox/ made and a file renamed in at once, before the daemon sees the folder's event: no
+  // watch saw the rename; the hint that follows the new inbox/ watch does.
+  drop(p.inbox, 'm.json', JSON.stringify({ type: 'user.message', content: 'dropped' }));
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.equal(r.processed_event_ids.length, 1);
-  assert.deepEqual(userTexts(b, id), ['dropped']);
+  drop(p.inbox, 'n.json', JSON.stringify({ type: 'user.message', content: 'dropped again' }));
+  await td.result((x) => x.session_id === id && x.outcome === 'executed' && x !== r);
+  assert.deepEqual(userTexts(b, id), ['dropped', 'dropped again']);
 });
 
 // ---------------------------------------------------------------- security review: one test per fault
@@ -101,7 +150,7 @@ const longQuiet = { now: () => Date.now() + 3_600_000 }; // every file long quie
 test('a symlinked inbox/.taking is refused: the directory it points to is neither read nor emptied', async (t) => {
   const b = await bench(t, { steps: [{ text: 'ok' }] });
   const id = b.session();
-  const p = b.store.paths(id);
+  const p = withInbox(b, id);
   const elsewhere = path.join(b.h.root, 'elsewhere');
   fs.mkdirSync(elsewhere);
   fs.writeFileSync(path.join(elsewhere, 'secret.jsonl'), '{"type":"user.message","content":"HOST SECRET"}\n');
@@ -121,14 +170,13 @@ test('a symlinked inbox/.taking is refused: the directory it points to is neithe
   assert.equal(fs.readdirSync(elsewhere).length, 2);
 });
 
-test('a symlinked inbox/ is refused and replaced by an empty directory; its target is untouched', async (t) => {
-  const b = await bench(t);
+test('a symlinked inbox/ is refused and set aside; its target is untouched; the next drop makes a real one', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'ok' }] });
   const id = b.session();
   const p = b.store.paths(id);
   const elsewhere = path.join(b.h.root, 'elsewhere');
   fs.mkdirSync(elsewhere);
   fs.writeFileSync(path.join(elsewhere, 'secret.json'), '{"type":"user.message","content":"HOST SECRET"}');
-  fs.rmSync(p.inbox, { recursive: true });
   fs.symlinkSync(elsewhere, p.inbox);
   assert.equal(inboxHasFiles(p), true);
   const r = await b.wake(id);
@@ -137,15 +185,19 @@ test('a symlinked inbox/ is refused and replaced by an empty directory; its targ
   assert.deepEqual(fs.readdirSync(elsewhere), ['secret.json']);
   assert.doesNotMatch(logText(b, id), /HOST SECRET/);
   assert.ok(fs.lstatSync(path.join(path.dirname(p.inbox), '.refused-inbox')).isSymbolicLink());
-  assert.ok(fs.lstatSync(p.inbox).isDirectory());
+  assert.equal(fs.existsSync(p.inbox), false); // made on first use, like any session's
   assert.equal(inboxHasFiles(p), false);
   assert.deepEqual((await b.wake(id)).errors, []); // reported once
+  drop(p.inbox, 'm.json', JSON.stringify({ type: 'user.message', content: 'after' }));
+  assert.equal((await b.wake(id)).outcome, 'executed');
+  assert.deepEqual(userTexts(b, id), ['after']);
+  assert.deepEqual(fs.readdirSync(elsewhere), ['secret.json']);
 });
 
 test('.taking entries the drain did not name are left alone; a file with a second hard link is refused unread', async (t) => {
   const b = await bench(t);
   const id = b.session();
-  const p = b.store.paths(id);
+  const p = withInbox(b, id);
   const taking = path.join(p.inbox, '.taking');
   fs.mkdirSync(taking);
   fs.writeFileSync(path.join(taking, 'notes.json'), '{"type":"user.message","content":"STRAY"}');
@@ -252,7 +304,7 @@ test('a move cut short after the whole append (or between a line and its newline
 test('a refused file is reported once, and a second refusal of the same name keeps the first', async (t) => {
   const b = await bench(t);
   const id = b.session();
-  const p = b.store.paths(id);
+  const p = withInbox(b, id);
   fs.symlinkSync('/etc/hostname', path.join(p.inbox, 'x.json'));
   assert.equal(drainInbox(p, b.deps.ids, [], longQuiet).problems.length, 1);
   fs.mkdirSync(path.join(p.inbox, 'x.json'));
@@ -290,7 +342,7 @@ test('drainInbox never throws: an append that fails leaves the files for the nex
 test('a file written in place is left alone while it looks unfinished and was touched within the quiet period', async (t) => {
   const b = await bench(t);
   const id = b.session();
-  const p = b.store.paths(id);
+  const p = withInbox(b, id);
   const fd = fs.openSync(path.join(p.inbox, 'slow.jsonl'), 'w');
   t.after(() => fs.closeSync(fd));
   fs.writeSync(fd, '{"type":"user.message","content":"first"}\n{"type":"user.message","content":"sec');
@@ -316,7 +368,7 @@ test('a file written in place is left alone while it looks unfinished and was to
 test('a refused inbox file is reported in the log at once, even when nothing runs, and only once', async (t) => {
   const b = await bench(t);
   const id = b.session();
-  const p = b.store.paths(id);
+  const p = withInbox(b, id);
   fs.symlinkSync('/etc/hostname', path.join(p.inbox, 'link.json'));
   const r = await b.wake(id);
   assert.equal(r.outcome, 'skipped');

@@ -14,7 +14,8 @@ import { fsyncDir } from './atomic-file.js';
 
 /** Drops `lines` (JSON objects, one a line) into the session's inbox/ as one file; returns its name. */
 export function dropInInbox(p: Pick<SessionPaths, 'inbox'>, lines: readonly string[], durable: boolean): string {
-  fs.mkdirSync(p.inbox, { recursive: true });
+  // inbox/ is made on first use (a session is created without it).
+  const made = fs.mkdirSync(p.inbox, { recursive: true }) !== undefined;
   const rand = randomBytes(8).toString('hex');
   // Names sort by time of writing: the drain takes files in name order.
   const name = `${Date.now().toString().padStart(15, '0')}-${rand}.jsonl`;
@@ -32,6 +33,10 @@ export function dropInInbox(p: Pick<SessionPaths, 'inbox'>, lines: readonly stri
     fs.rmSync(tmp, { force: true });
     throw e;
   }
-  if (durable) fsyncDir(p.inbox);
+  if (durable) {
+    fsyncDir(p.inbox);
+    // A power loss must not take back an inbox/ this drop made, with the file in it.
+    if (made) fsyncDir(path.dirname(p.inbox));
+  }
   return name;
 }

@@ -7,6 +7,10 @@
  * not at all, so a writer writes it anywhere on the same file system (a
  * name starting with "." inside inbox/ is ignored) and renames it in.
  *
+ * inbox/ is made on first use, by its first writer (`mkdir -p`): a session
+ * is created without it, and a missing inbox/ is an empty one here (nothing
+ * to take, nothing reported), while one that is not a directory is refused.
+ *
  * drainInbox() moves inbox files into events.jsonl, exactly once per line,
  * and must run under the session lease (wake() calls it first thing). It
  * holds inbox/ and inbox/.taking/ open as directories (never through a
@@ -206,16 +210,15 @@ export function drainInbox(paths: SessionPaths, ids: Pick<Ids, 'uuid'>, taken: r
   return result;
 }
 
-/** inbox/ is a symlink or a file: set it aside, make a real one, take nothing. */
+/** inbox/ is a symlink or a file: set it aside and take nothing (a writer makes a real one on its next drop). */
 function refuseInboxDir(inboxPath: string, result: DrainResult): void {
   let parent: number | null = null;
   try {
     parent = fs.openSync(path.dirname(inboxPath), DIR_FLAGS);
     const name = freeName(parent, `${REFUSED}inbox`);
     fs.renameSync(at(parent, path.basename(inboxPath)), at(parent, name));
-    fs.mkdirSync(at(parent, path.basename(inboxPath)));
     syncDir(parent);
-    result.problems.push(`inbox/ is not a directory (a symlink or a file); nothing was taken through it; it was renamed ${name} and an empty inbox/ made`);
+    result.problems.push(`inbox/ is not a directory (a symlink or a file); nothing was taken through it; it was renamed ${name}`);
   } catch (e) {
     result.problems.push(`inbox/ is not a directory (a symlink or a file), and could not be set aside (${codeOf(e)}); nothing was taken`);
   } finally {

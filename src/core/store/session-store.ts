@@ -102,7 +102,7 @@ export class SessionStore {
     const tmp = sessionPaths(tmpDir);
     fs.mkdirSync(tmp.workspace, { recursive: true });
     fs.mkdirSync(tmp.runtime, { recursive: true });
-    fs.mkdirSync(tmp.inbox, { recursive: true });
+    // No inbox/: it is made on first use (dropInInbox, or a writer's `mkdir -p`), so an idle session costs the daemon one watch, not two.
     writeNewRunKey(tmpDir);
     const created = this.stamp(createdEvent(input));
     this.append(tmp, tmp.events, [JSON.stringify(created)], true);
