@@ -53,7 +53,6 @@ import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { RunPacing, queuePriority } from './run-pacing.js';
 import { BackgroundGate } from './background-gate.js';
 import { watchHome } from './home-watches.js';
-import { settleHeap } from './settle-heap.js';
 import { owns } from './shard.js';
 import type { StrayPickup } from './stray-pickup.js';
 import type { LeaseWatch } from './lease-watch.js';
@@ -193,11 +192,7 @@ export class Daemon {
     this.index.write();
     // In the background: the index is an aid, never a reason to hold up discovery or runs.
     if (!this.stopping && this.keepsHomeState) {
-      // Once the catch-up, the last of the start's bursts, is over, and no run is starting: give its garbage back before idling.
-      void this.search
-        .start()
-        .then(() => this.gate.turn())
-        .then(() => this.stopping || settleHeap());
+      void this.search.start();
       void this.webhooks.start();
     }
     this.startSweepOnce('scan');
