@@ -102,7 +102,8 @@ test('a file the drain refuses during a run is reported once, as information, no
     sandbox: () =>
       new MemorySandbox({
         exec: () => {
-          fs.mkdirSync(`${u.store.paths(id).inbox}/not-a-file`);
+          // inbox/ is made on first use: a writer makes it (mkdir -p).
+          fs.mkdirSync(`${u.store.paths(id).inbox}/not-a-file`, { recursive: true });
           return 'ok';
         },
       }),
