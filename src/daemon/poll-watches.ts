@@ -72,7 +72,8 @@ export const POLL_CPU_SHARE = 0.02;
 /** A round at least once a minute, whatever it costs: the latency of a writer that does not ring. */
 export const POLL_CAP_MS = 60_000;
 
-const processCpuMs = (): number => {
+/** This process's CPU time so far, ms. */
+export const processCpuMs = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };

@@ -14,16 +14,29 @@
  * (store.snapshot, from its cursors) only when one of those moved, a due
  * time passed or work waited, so an idle home costs stats alone.
  *
+ * A pass looks at SLICE sessions per turn of the event loop (awaiting
+ * `nextTurn` between slices), so it never holds up runs for long; and, as
+ * the polling rounds (poll-watches.ts), the next pass waits at least what
+ * keeps the passes' own CPU time under `cpuShare` of a core, up to `capMs`:
+ * at 10,000 sessions on a network file system a pass costs far more than
+ * `periodMs` allows. A dead host's work is then taken a stretched period or
+ * two after its lease goes stale, not within the stale time.
+ *
  * The period runs on the injected clock, like every timer of the daemon.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../core/foundation/clock.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 import type { SessionStore } from '../core/store/session-store.js';
 import { planRun, nextDueMs } from '../core/run/plan.js';
 import { inboxHasFiles } from '../core/store/inbox.js';
 import { observedStale } from '../core/foundation/lease.js';
+import { POLL_CAP_MS, POLL_CPU_SHARE, processCpuMs } from './poll-watches.js';
+
+/** Foreign sessions looked at per turn of the event loop. */
+const SLICE = 500;
 
 export interface StrayPickupOptions {
   clock: Clock;
@@ -37,6 +50,12 @@ export interface StrayPickupOptions {
   /** Whether this daemon runs or has queued the session already. */
   busy: (sessionId: string) => boolean;
   adopt: (sessionId: string, snap: SessionSnapshot) => void;
+  /** The share of one core the passes may take (default POLL_CPU_SHARE), up to `capMs` between passes (default POLL_CAP_MS). */
+  cpuShare?: number;
+  capMs?: number;
+  /** This process's CPU time so far, ms (default: process.cpuUsage()). */
+  cpuMs?: () => number;
+  nextTurn?: () => Promise<void>;
 }
 
 interface Seen {
@@ -58,14 +77,19 @@ export class StrayPickup {
   private stopped = false;
   /** Sessions adopted since start (tests, benchmarks). */
   adopted = 0;
+  /** The wait before the next pass, ms: periodMs, stretched by the last pass's CPU time. */
+  nextPeriodMs: number;
 
-  constructor(private readonly o: StrayPickupOptions) {}
+  constructor(private readonly o: StrayPickupOptions) {
+    this.nextPeriodMs = o.periodMs;
+  }
 
   start(): void {
     if (this.stopped) return;
-    this.cancel = this.o.clock.setTimer(this.o.periodMs, () => {
-      this.pass();
-      this.start();
+    this.cancel = this.o.clock.setTimer(this.nextPeriodMs, () => {
+      // A pass that fails (sessions/ unreadable for a moment) is tried again a period later.
+      const again = () => this.start();
+      void this.pass().then(again, again);
     });
   }
 
@@ -82,11 +106,22 @@ export class StrayPickup {
   }
 
   /** One look at every foreign session (see the module comment). */
-  pass(): void {
+  async pass(): Promise<void> {
     if (this.stopped) return;
+    const cpuMs = this.o.cpuMs ?? processCpuMs;
+    let cpu = 0;
+    let sliceStart = cpuMs();
     const now = this.o.clock.now();
     const present = new Set<string>();
-    for (const id of this.o.store.listIds()) {
+    const ids = this.o.store.listIds();
+    for (let i = 0; i < ids.length; i++) {
+      if (i > 0 && i % SLICE === 0) {
+        cpu += cpuMs() - sliceStart;
+        await (this.o.nextTurn ?? nextTurn)();
+        if (this.stopped) return;
+        sliceStart = cpuMs();
+      }
+      const id = ids[i] as string;
       if (this.o.owns(id)) continue;
       present.add(id);
       if (this.o.busy(id)) continue;
@@ -121,5 +156,7 @@ export class StrayPickup {
       }
     }
     for (const id of this.seen.keys()) if (!present.has(id)) this.seen.delete(id);
+    cpu += cpuMs() - sliceStart;
+    this.nextPeriodMs = Math.max(this.o.periodMs, Math.min(this.o.capMs ?? POLL_CAP_MS, cpu / (this.o.cpuShare ?? POLL_CPU_SHARE)));
   }
 }

@@ -119,32 +119,62 @@ test('shards: "i/n" is checked; the hash is stable and spreads ids evenly', () =
   assert.ok(owns(null, 'x') && owns({ index: 0, count: 1 }, 'x'));
 });
 
-test("stray work in another daemon's shard is adopted once it has waited a whole period untouched", (t) => {
+test("stray work in another daemon's shard is adopted once it has waited a whole period untouched", async (t) => {
   const u = unitRun(t);
   const [waiting, idle, mine] = [u.newSession(), u.newSession(), u.newSession()];
   sendMessage(u.store, waiting, 'anyone?');
   const adopted: string[] = [];
   const s = new StrayPickup({ clock: u.deps.clock, periodMs: 5000, leaseStaleMs: 10_000, store: u.store, sessionsDir: u.h.home.sessionsDir, owns: (id) => id === mine, busy: () => false, adopt: (id: string, _snap: SessionSnapshot) => adopted.push(id) });
-  s.pass();
+  await s.pass();
   assert.deepEqual(adopted, [], 'first look: its owner may be about to take it');
-  s.pass();
+  await s.pass();
   assert.deepEqual(adopted, [waiting], 'still waiting, nothing written: adopted');
   // Work its owner is making progress on (its log grows between looks) is left to the owner.
   const busy = u.newSession();
   sendMessage(u.store, busy, 'one');
-  s.pass();
+  await s.pass();
   sendMessage(u.store, busy, 'two');
-  s.pass();
+  await s.pass();
   const after: string[] = adopted; // (deepEqual above narrowed its type)
   assert.ok(!after.includes(busy) && !after.includes(idle) && !after.includes(mine));
   // Messages that keep arriving through inbox/ (a shared home) are new input, not progress: still adopted.
   const flooded = u.newSession();
   const shared = new SessionStore(u.h.home, u.deps, { shared: true });
   sendMessage(shared, flooded, 'first');
-  s.pass();
+  await s.pass();
   sendMessage(shared, flooded, 'second');
-  s.pass();
+  await s.pass();
   assert.ok(after.includes(flooded), "a dead owner's session is taken even while messages keep arriving");
+});
+
+test('a stray pass gives way between slices, and the next waits what keeps its CPU under its share of a core', async (t) => {
+  const u = unitRun(t);
+  for (let i = 0; i < 1001; i++) u.newSession();
+  let cpu = 0;
+  let turns = 0;
+  const s = new StrayPickup({
+    clock: u.deps.clock,
+    periodMs: 2500,
+    leaseStaleMs: 10_000,
+    store: u.store,
+    sessionsDir: u.h.home.sessionsDir,
+    owns: () => false,
+    busy: () => false,
+    adopt: () => undefined,
+    cpuShare: 0.02,
+    capMs: 60_000,
+    cpuMs: () => (cpu += 40),
+    nextTurn: async () => {
+      turns += 1;
+    },
+  });
+  await s.pass();
+  assert.equal(turns, 2, '1,001 sessions: three slices of at most 500');
+  // Each slice is measured as 40 ms of CPU: 120 ms at 2 % is a pass every 6 s, not every 2.5 s.
+  assert.equal(s.nextPeriodMs, 6000);
+  const cheap = new StrayPickup({ clock: u.deps.clock, periodMs: 2500, leaseStaleMs: 10_000, store: u.store, sessionsDir: u.h.home.sessionsDir, owns: () => false, busy: () => false, adopt: () => undefined, cpuMs: () => 0 });
+  await cheap.pass();
+  assert.equal(cheap.nextPeriodMs, 2500, 'a cheap pass keeps the period');
 });
 
 test('max_concurrent_runs: slots on the file system hold across daemons, even when they try at the same instant', async (t) => {
