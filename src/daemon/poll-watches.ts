@@ -73,10 +73,42 @@ export const POLL_CPU_SHARE = 0.02;
 export const POLL_CAP_MS = 60_000;
 
 /** This process's CPU time so far, ms. */
-export const processCpuMs = (): number => {
+const processCpuMs = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+
+/**
+ * The CPU time of a round made in slices (its slices only, not what runs
+ * between them), for rounds that keep to a share of a core: this one's and
+ * the stray pickup's (stray-pickup.ts).
+ */
+export class SliceMeter {
+  private cpu = 0;
+  private from: number;
+
+  constructor(private readonly cpuMs: () => number = processCpuMs) {
+    this.from = cpuMs();
+  }
+
+  /** Ends a slice: its CPU is counted, the next turn awaited, and the next slice begins. */
+  async pause(next: () => Promise<void>): Promise<void> {
+    this.cpu += this.cpuMs() - this.from;
+    await next();
+    this.from = this.cpuMs();
+  }
+
+  /** Ends the last slice; the round's CPU time, ms. */
+  end(): number {
+    this.cpu += this.cpuMs() - this.from;
+    return this.cpu;
+  }
+}
+
+/** The wait before the next round: at least `baseMs`, and what keeps rounds of `cpuMs` under `share` of a core, up to `capMs`. */
+export function spacedMs(baseMs: number, cpuMs: number, share = POLL_CPU_SHARE, capMs = POLL_CAP_MS): number {
+  return Math.max(baseMs, Math.min(capMs, cpuMs / share));
+}
 
 export class PollWatches extends EventEmitter {
   private readonly seen = new Map<string, string>();
@@ -110,9 +142,7 @@ export class PollWatches extends EventEmitter {
   private async round(first: boolean): Promise<void> {
     if (this.closed) return;
     let changed = false;
-    const cpuMs = this.o.cpuMs ?? processCpuMs;
-    let cpu = 0;
-    let sliceStart = cpuMs();
+    const meter = new SliceMeter(this.o.cpuMs);
     try {
       const ids = listSessionIds(this.o.sessionsDir);
       const present = new Set(ids);
@@ -124,10 +154,8 @@ export class PollWatches extends EventEmitter {
       }
       for (let i = 0; i < ids.length; i++) {
         if (i > 0 && i % SLICE === 0) {
-          cpu += cpuMs() - sliceStart;
-          await (this.o.nextTurn ?? nextTurn)();
+          await meter.pause(this.o.nextTurn ?? nextTurn);
           if (this.closed) return;
-          sliceStart = cpuMs();
         }
         const id = ids[i] as string;
         const known = this.seen.has(id);
@@ -141,14 +169,13 @@ export class PollWatches extends EventEmitter {
     } catch (e) {
       this.emit('error', e);
     }
-    cpu += cpuMs() - sliceStart;
+    const cpu = meter.end();
     this.lastRoundCpuMs = cpu;
     this.rounds += 1;
     if (this.closed) return;
     if (first) this.emit('ready');
     const adaptive = changed && !first ? (this.o.minMs ?? POLL_MIN_MS) : Math.min(this.o.maxMs ?? POLL_MAX_MS, this.intervalMs * BACKOFF);
-    const affordable = Math.min(this.o.capMs ?? POLL_CAP_MS, cpu / (this.o.cpuShare ?? POLL_CPU_SHARE));
-    this.intervalMs = Math.max(adaptive, affordable);
+    this.intervalMs = spacedMs(adaptive, cpu, this.o.cpuShare, this.o.capMs);
     this.cancel = this.o.clock.setTimer(this.intervalMs, () => void this.round(false));
   }
 

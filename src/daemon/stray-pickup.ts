@@ -33,7 +33,7 @@ import type { SessionStore } from '../core/store/session-store.js';
 import { planRun, nextDueMs } from '../core/run/plan.js';
 import { inboxHasFiles } from '../core/store/inbox.js';
 import { observedStale } from '../core/foundation/lease.js';
-import { POLL_CAP_MS, POLL_CPU_SHARE, processCpuMs } from './poll-watches.js';
+import { SliceMeter, spacedMs } from './poll-watches.js';
 
 /** Foreign sessions looked at per turn of the event loop. */
 const SLICE = 500;
@@ -50,7 +50,7 @@ export interface StrayPickupOptions {
   /** Whether this daemon runs or has queued the session already. */
   busy: (sessionId: string) => boolean;
   adopt: (sessionId: string, snap: SessionSnapshot) => void;
-  /** The share of one core the passes may take (default POLL_CPU_SHARE), up to `capMs` between passes (default POLL_CAP_MS). */
+  /** The share of one core the passes may take, up to `capMs` between passes (defaults: poll-watches.ts, spacedMs). */
   cpuShare?: number;
   capMs?: number;
   /** This process's CPU time so far, ms (default: process.cpuUsage()). */
@@ -108,18 +108,14 @@ export class StrayPickup {
   /** One look at every foreign session (see the module comment). */
   async pass(): Promise<void> {
     if (this.stopped) return;
-    const cpuMs = this.o.cpuMs ?? processCpuMs;
-    let cpu = 0;
-    let sliceStart = cpuMs();
+    const meter = new SliceMeter(this.o.cpuMs);
     const now = this.o.clock.now();
     const present = new Set<string>();
     const ids = this.o.store.listIds();
     for (let i = 0; i < ids.length; i++) {
       if (i > 0 && i % SLICE === 0) {
-        cpu += cpuMs() - sliceStart;
-        await (this.o.nextTurn ?? nextTurn)();
+        await meter.pause(this.o.nextTurn ?? nextTurn);
         if (this.stopped) return;
-        sliceStart = cpuMs();
       }
       const id = ids[i] as string;
       if (this.o.owns(id)) continue;
@@ -156,7 +152,6 @@ export class StrayPickup {
       }
     }
     for (const id of this.seen.keys()) if (!present.has(id)) this.seen.delete(id);
-    cpu += cpuMs() - sliceStart;
-    this.nextPeriodMs = Math.max(this.o.periodMs, Math.min(this.o.capMs ?? POLL_CAP_MS, cpu / (this.o.cpuShare ?? POLL_CPU_SHARE)));
+    this.nextPeriodMs = spacedMs(this.o.periodMs, meter.end(), this.o.cpuShare, this.o.capMs);
   }
 }
