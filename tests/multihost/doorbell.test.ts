@@ -11,20 +11,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { CLI } from '../helpers/cli.js';
 import { missing, onHost, signalOnHost, sshfsHome } from '../helpers/sshfs-home.js';
-import { Home, sessionPaths } from '../../src/core/foundation/home.js';
-import { SessionStore } from '../../src/core/store/session-store.js';
+import { sessionPaths } from '../../src/core/foundation/home.js';
 import { createSession } from '../../src/core/ops/create-session.js';
-import { systemDeps } from '../../src/core/foundation/deps.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { acquireLease } from '../../src/core/foundation/lease.js';
 import { RING_DIR } from '../../src/core/store/ring.js';
 import { until } from '../helpers/until.js';
+import { onJsonLines, reapedChildren, writeMultihostHome } from '../helpers/multihost-home.js';
 
 /** The daemon's round over every session: far longer than any wait below, so only the doorbell can explain a run. */
 const POLL_INTERVAL_S = 60;
@@ -33,43 +31,17 @@ const why = missing();
 
 test('over sshfs, a send from host b is run by a polling daemon on host a within seconds, and a ring for a session another host holds is not lost', { skip: why ?? false, timeout: 120_000 }, async (t) => {
   const nfs = await sshfsHome(['a', 'b']);
-  const children = new Set<ChildProcess>();
-  const reap = () => children.forEach((c) => c.kill('SIGKILL'));
-  process.once('exit', reap);
-  t.after(async () => {
-    reap();
-    process.off('exit', reap);
-    await new Promise((r) => setTimeout(r, 300));
-    await nfs.close();
-  });
+  const children = reapedChildren(t, nfs);
 
   const root = nfs.export;
-  fs.mkdirSync(path.join(root, 'sessions'), { recursive: true });
-  fs.mkdirSync(path.join(root, 'environments'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'environments', 'local.yaml'), YAML.stringify({ sandbox: 'auto', network: 'none' }));
-  fs.mkdirSync(path.join(root, 'agents', 'mh'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'agents', 'mh', 'agent.yaml'), YAML.stringify({ provider: 'scripted', model: 'scripted', system: 'You answer.', environment: 'local', script: 'script.yaml' }));
-  fs.writeFileSync(path.join(root, 'agents', 'mh', 'script.yaml'), YAML.stringify({ turns: [{ text: 'answered' }], fallback: 'answered' }));
-  const store = new SessionStore(new Home(root), systemDeps(process.env), { shared: false });
+  const store = writeMultihostHome(root, { turns: [{ text: 'answered' }], fallback: 'answered' });
   const [plain, leased] = [createSession(store, { agent: 'mh' }).id, createSession(store, { agent: 'mh' }).id];
 
   const lines: Array<{ at: number; rec: Record<string, unknown> }> = [];
   const argv = onHost('host-a', [process.execPath, CLI, '--home', nfs.mounts.a!, 'daemon', '--json', '--allow-multiple', '--poll', '--poll-interval', String(POLL_INTERVAL_S), '--sweep', '3600']);
   const daemon = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
   children.add(daemon);
-  let buf = '';
-  daemon.stdout!.on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) !== -1) {
-      try {
-        lines.push({ at: Date.now(), rec: JSON.parse(buf.slice(0, i)) as Record<string, unknown> });
-      } catch {
-        // not a JSON line
-      }
-      buf = buf.slice(i + 1);
-    }
-  });
+  onJsonLines(daemon.stdout!, (rec) => lines.push({ at: Date.now(), rec }));
   await until(() => lines.some((l) => l.rec.kind === 'daemon_started') && lines.some((l) => l.rec.event === 'watcher_ready'), 60_000);
   const runStart = (id: string, after: number) => lines.find((l) => l.rec.kind === 'run_start' && l.rec.session_id === id && l.at >= after);
   const send = (id: string, text: string) =>

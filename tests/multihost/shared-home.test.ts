@@ -20,13 +20,10 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { CLI } from '../helpers/cli.js';
 import { missing, onHost, signalOnHost, sshfsHome } from '../helpers/sshfs-home.js';
-import { Home } from '../../src/core/foundation/home.js';
-import { SessionStore } from '../../src/core/store/session-store.js';
+import { onJsonLines, reapedChildren, writeMultihostHome } from '../helpers/multihost-home.js';
 import { createSession } from '../../src/core/ops/create-session.js';
-import { systemDeps } from '../../src/core/foundation/deps.js';
 import { readLines } from '../../src/core/store/jsonl.js';
 import { shardOf } from '../../src/daemon/shard.js';
 import { nextDueMs } from '../../src/core/run/plan.js';
@@ -67,36 +64,16 @@ const trace = (m: string) => {
 
 test('three hosts on one sshfs home: every message answered once, no overlapping runs, a dead host’s work taken over', { skip: why ?? false, timeout: 300_000 * SCALE }, async (t) => {
   const nfs = await sshfsHome(HOSTS);
-  const children = new Set<ChildProcess>();
-  // Even if this process is ended before t.after runs: unshare ignores SIGTERM, and a daemon left behind
-  // would keep the mounts busy.
-  const reap = () => children.forEach((c) => c.kill('SIGKILL'));
-  process.once('exit', reap);
-  t.after(async () => {
-    reap();
-    process.off('exit', reap);
-    await new Promise((r) => setTimeout(r, 300));
-    if (process.env.OPENBOA_MH_TRACE) {
-      const kept = `/tmp/openboa-mh-kept-${Date.now()}`;
-      fs.cpSync(nfs.export, kept, { recursive: true });
-      fs.writeFileSync(`${kept}/daemon-lines.jsonl`, lines.map((l) => JSON.stringify({ host: l.host, at: new Date(l.at).toISOString(), ...l.rec })).join('\n'));
-    }
-    await nfs.close();
+  const children = reapedChildren(t, nfs, () => {
+    if (!process.env.OPENBOA_MH_TRACE) return;
+    const kept = `/tmp/openboa-mh-kept-${Date.now()}`;
+    fs.cpSync(nfs.export, kept, { recursive: true });
+    fs.writeFileSync(`${kept}/daemon-lines.jsonl`, lines.map((l) => JSON.stringify({ host: l.host, at: new Date(l.at).toISOString(), ...l.rec })).join('\n'));
   });
 
   // The home, written on the file server's disk: an agent whose script schedules one revisit in its first run.
   const root = nfs.export;
-  const home = new Home(root);
-  fs.mkdirSync(path.join(root, 'sessions'), { recursive: true });
-  fs.mkdirSync(path.join(root, 'environments'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'environments', 'local.yaml'), YAML.stringify({ sandbox: 'auto', network: 'none' }));
-  fs.mkdirSync(path.join(root, 'agents', 'mh'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'agents', 'mh', 'agent.yaml'), YAML.stringify({ provider: 'scripted', model: 'scripted', system: 'You answer.', environment: 'local', script: 'script.yaml' }));
-  fs.writeFileSync(
-    path.join(root, 'agents', 'mh', 'script.yaml'),
-    YAML.stringify({ turns: [{ tool_calls: [{ name: 'schedule_wake', input: { delay_seconds: 3, reason: 'look again' } }] }, { text: 'scheduled' }], fallback: 'answered' }),
-  );
-  const store = new SessionStore(home, systemDeps(process.env), { shared: false });
+  const store = writeMultihostHome(root, { turns: [{ tool_calls: [{ name: 'schedule_wake', input: { delay_seconds: 3, reason: 'look again' } }] }, { text: 'scheduled' }], fallback: 'answered' });
   // As many sessions in each host's shard, give or take one (more are made than used; the others stay idle).
   const ids: string[] = [];
   while (ids.length < SESSIONS) {
@@ -121,21 +98,9 @@ globalThis.Date = Skewed;\n`,
     const argv = onHost(`host-${h}`, [process.execPath, CLI, '--home', nfs.mounts[h]!, 'daemon', '--json', '--allow-multiple', '--poll', '--shard', shard, '--concurrency', '2']);
     const c = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(c);
-    let buf = '';
-    c.stdout!.on('data', (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf('\n')) !== -1) {
-        const l = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        try {
-          const rec = JSON.parse(l) as Record<string, unknown>;
-          lines.push({ host: h, at: Date.now(), rec });
-          if (rec.kind === 'run_start' || rec.event === 'stray_adopted') trace(`${h} ${rec.kind} ${rec.event ?? ''} ${String(rec.session_id).slice(-6)}`);
-        } catch {
-          // not a JSON line
-        }
-      }
+    onJsonLines(c.stdout!, (rec) => {
+      lines.push({ host: h, at: Date.now(), rec });
+      if (rec.kind === 'run_start' || rec.event === 'stray_adopted') trace(`${h} ${rec.kind} ${rec.event ?? ''} ${String(rec.session_id).slice(-6)}`);
     });
     c.stderr!.on('data', () => undefined);
     c.on('exit', () => children.delete(c));
