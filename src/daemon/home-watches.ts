@@ -16,7 +16,7 @@ import type { SessionHolds } from './session-holds.js';
 import { SessionSweep } from './session-sweep.js';
 import { SessionWatcher } from './session-watcher.js';
 import { StrayPickup } from './stray-pickup.js';
-import { LeaseWatch, SHARED_SETTLE_MS } from './lease-watch.js';
+import { LeaseWatch } from './lease-watch.js';
 import type { SessionSnapshot } from '../core/schema/index.js';
 
 /** What the daemon does with what its watches see. */
@@ -109,7 +109,6 @@ export function watchHome(rt: Runtime, o: DaemonOptions, leaseStaleMs: number, h
   const leases = new LeaseWatch({
     clock: rt.deps.clock,
     leasePath: (id) => rt.store.paths(id).lease,
-    settleMs: rt.store.shared ? SHARED_SETTLE_MS : 0,
     onFree: (id) => {
       h.holds.releaseHold(id);
       h.evaluate(id);

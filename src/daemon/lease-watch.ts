@@ -15,13 +15,6 @@
  *   was released, or broken as stale by anyone). What happens then is the
  *   caller's: the files decide, and a lease taken again meanwhile only means
  *   another busy, another watch.
- * - On a home shared between hosts, onFree comes `settleMs` after the lease
- *   folder is seen gone, not at once: the holder's last appends (a revisit
- *   consumed, a run's end) reach this host only once the mount's attribute
- *   cache has let go of the journals' old sizes (about a second, as
- *   docs/daemon.md asks of the mount). Looked at sooner, the session reads
- *   as the holder found it, and a revisit it consumed would be consumed
- *   again.
  * - Costs one stat per watched session per period, and nothing (no timer)
  *   while none is watched. At most MAX_WATCHED at once; past that a session
  *   waits out its hold as before.
@@ -36,15 +29,11 @@ export interface LeaseWatchOptions {
   onFree: (sessionId: string) => void;
   /** How often the leases are looked at (default LEASE_WATCH_MS). */
   periodMs?: number;
-  /** The wait between a lease seen gone and onFree (0: at once, a home of one host; SHARED_SETTLE_MS on a shared one). */
-  settleMs?: number;
 }
 
 /** A quarter of a second: the lease's own refresh is every 2 s, and a freed session should not wait much longer than a doorbell tick. */
 export const LEASE_WATCH_MS = 250;
 const MAX_WATCHED = 1000;
-/** Three times the attribute cache docs/daemon.md asks of a shared home's mount (about a second). */
-export const SHARED_SETTLE_MS = 3000;
 
 export class LeaseWatch {
   private readonly watched = new Set<string>();
@@ -69,11 +58,7 @@ export class LeaseWatch {
     for (const id of [...this.watched]) {
       if (fs.existsSync(this.o.leasePath(id))) continue;
       this.watched.delete(id);
-      if (this.o.settleMs) {
-        this.o.clock.setTimer(this.o.settleMs, () => {
-          if (!this.stopped) this.o.onFree(id);
-        });
-      } else this.o.onFree(id);
+      this.o.onFree(id);
     }
     if (this.watched.size && !this.stopped && !this.cancel) this.cancel = this.o.clock.setTimer(this.o.periodMs ?? LEASE_WATCH_MS, () => this.tick());
   }

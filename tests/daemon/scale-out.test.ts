@@ -8,14 +8,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PollWatches } from '../../src/daemon/poll-watches.js';
 import { owns, parseShard, shardOf } from '../../src/daemon/shard.js';
 import { StrayPickup } from '../../src/daemon/stray-pickup.js';
 import { AgentSlots } from '../../src/daemon/agent-slots.js';
-import { LeaseWatch, LEASE_WATCH_MS, SHARED_SETTLE_MS } from '../../src/daemon/lease-watch.js';
 import { ManualClock } from '../helpers/clock.js';
 import { unitRun } from '../helpers/unit-run.js';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
@@ -214,21 +212,4 @@ test('a session held back because another process holds its lease runs as soon a
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
   assert.equal(r.processed_event_ids.length, 1);
-});
-
-test("on a shared home a freed lease is acted on only once the mount's cache can show the holder's last appends", async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openboa-leasewatch-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const lock = path.join(dir, 'lease.lock');
-  fs.mkdirSync(lock);
-  const clock = new ManualClock();
-  const freed: string[] = [];
-  const w = new LeaseWatch({ clock, leasePath: () => lock, settleMs: SHARED_SETTLE_MS, onFree: (id) => freed.push(id) });
-  t.after(() => w.stop());
-  w.watch('s1');
-  fs.rmdirSync(lock);
-  await clock.advance(LEASE_WATCH_MS);
-  assert.deepEqual(freed, [], 'seen gone, but not yet acted on: another host may still read the journals as the holder found them');
-  await clock.advance(SHARED_SETTLE_MS);
-  assert.deepEqual(freed, ['s1']);
 });
