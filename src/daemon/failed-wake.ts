@@ -4,7 +4,7 @@
  * the session is retried with the same backoff as a failing model.
  */
 import { iso } from '../core/foundation/clock.js';
-import { acquireLease } from '../core/foundation/lease.js';
+import { takeSessionLease } from '../core/store/session-lease.js';
 import { recordFailedRun } from '../core/run/failed-attempt.js';
 import type { Runtime } from '../core/run/run-context.js';
 
@@ -17,7 +17,7 @@ import type { Runtime } from '../core/run/run-context.js';
 export async function recordFailedWake(rt: Runtime, sessionId: string, e: Error, leaseStaleMs: number): Promise<void> {
   try {
     const p = rt.store.paths(sessionId);
-    const lease = await acquireLease(p, { purpose: 'daemon', nowIso: iso(rt.deps.clock.now()), staleMs: leaseStaleMs, shared: rt.store.shared });
+    const lease = await takeSessionLease(p, rt.store.shared, { purpose: 'daemon', nowIso: iso(rt.deps.clock.now()), staleMs: leaseStaleMs });
     try {
       recordFailedRun(rt, sessionId, { code: 'run_failed', message: `the run failed: ${e.message}` });
     } finally {

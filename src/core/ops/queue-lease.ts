@@ -19,7 +19,8 @@
  * lease makes the write immediate and visible (its id is real at once).
  */
 import { iso, type Clock } from '../foundation/clock.js';
-import { acquireLease, readLeaseOwner } from '../foundation/lease.js';
+import { readLeaseOwner } from '../foundation/lease.js';
+import { takeSessionLease } from '../store/session-lease.js';
 import { busy, OpenboaError } from '../foundation/errors.js';
 import type { SessionStore } from '../store/session-store.js';
 
@@ -41,7 +42,7 @@ export async function asQueueWriter<T>(store: SessionStore, clock: Clock, sessio
   for (;;) {
     let lease;
     try {
-      lease = await acquireLease(p, { purpose: 'schedule', nowIso: iso(clock.now()), shared: true });
+      lease = await takeSessionLease(p, true, { purpose: 'schedule', nowIso: iso(clock.now()) });
     } catch (e) {
       if (!OpenboaError.is(e) || e.code !== 'busy') throw e;
       const left = until - clock.now();

@@ -25,7 +25,8 @@
  * throws `busy` and `not_found`, before it has written anything.
  */
 import { iso } from '../foundation/clock.js';
-import { acquireLease, type Lease } from '../foundation/lease.js';
+import type { Lease } from '../foundation/lease.js';
+import { takeSessionLease } from '../store/session-lease.js';
 import { runIdAfter } from '../foundation/ids.js';
 import { OpenboaError } from '../foundation/errors.js';
 import { Redactor } from '../foundation/redact.js';
@@ -57,7 +58,8 @@ export async function wake(rt: Runtime, sessionId: string, opts: WakeOptions = {
   const t0 = deps.clock.now();
   const paths = store.require(sessionId);
   let runId = deps.ids.run();
-  const lease = await acquireLease(paths, { purpose: 'wake', wakeId: runId, nowIso: iso(t0), shared: store.shared, ...(opts.leaseStaleMs ? { staleMs: opts.leaseStaleMs } : {}) });
+  // On a shared home, taken so that the fold below sees the last holder's writes (session-lease.ts).
+  const lease = await takeSessionLease(paths, store.shared, { purpose: 'wake', wakeId: runId, nowIso: iso(t0), ...(opts.leaseStaleMs ? { staleMs: opts.leaseStaleMs } : {}) });
   const result = (snap: SessionSnapshot, over: Partial<WakeResult>): WakeResult => ({
     session_id: sessionId,
     outcome: 'executed',
