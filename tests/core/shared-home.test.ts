@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileSystemType, homeIsShared, isNetworkFileSystem } from '../../src/core/store/shared-home.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage, interruptSession } from '../../src/core/ops/session-ops.js';
+import { deleteSession } from '../../src/core/ops/session-lifecycle.js';
 import { HomeConfig } from '../../src/core/schema/index.js';
 import { unitRun } from '../helpers/unit-run.js';
 import { tempHome } from '../helpers/home.js';
@@ -76,4 +77,18 @@ test('an unshared home appends at once, as before', (t) => {
   const id = u.newSession();
   const m = sendMessage(new SessionStore(u.h.home, u.deps, { shared: false }), id, 'local');
   assert.ok(u.events(id).some((e) => e.id === m.id));
+});
+
+test("on a shared home a delete refuses a lease another host may still hold, whatever this host's clock says of it", async (t) => {
+  const u = unitRun(t);
+  const id = u.newSession();
+  const p = u.store.paths(id);
+  // A live run on a host whose clock is a minute behind: its refreshes write mtimes a minute old by ours.
+  fs.mkdirSync(p.lease);
+  const behind = new Date(Date.now() - 60_000);
+  fs.utimesSync(p.lease, behind, behind);
+  const shared = new SessionStore(u.h.home, u.deps, { shared: true });
+  await assert.rejects(deleteSession(shared, id, new Date().toISOString()), (e: unknown) => (e as { code?: string }).code === 'busy');
+  assert.ok(fs.existsSync(p.events), 'the session is still there');
+  assert.ok(fs.existsSync(p.lease), 'its lease stands');
 });

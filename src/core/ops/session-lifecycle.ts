@@ -61,7 +61,8 @@ export async function deleteSession(store: SessionStore, sessionId: string, nowI
   const children = Object.keys(store.snapshot(sessionId, { persist: false }).children);
   let lease;
   try {
-    lease = await acquireLease(p, { purpose: 'delete', nowIso });
+    // On a shared home, a lease another host refreshes is judged by watching it, never by this host's clock.
+    lease = await acquireLease(p, { purpose: 'delete', nowIso, shared: store.shared });
   } catch (e) {
     if (OpenboaError.is(e) && e.code === 'busy') throw busy(`session ${sessionId} is running (${e.message}): interrupt it, or wait for its run to end, then delete it`);
     throw e;
