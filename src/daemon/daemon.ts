@@ -225,11 +225,16 @@ export class Daemon {
     if (this.stopping || this.running.has(id)) return this.evaluate(id);
     let snap: SessionSnapshot;
     try {
-      snap = await this.rt.store.snapshotAsync(id, { pin: true });
+      snap = await this.rt.store.snapshotAsync(id, { pin: this.pinsOutsideLease });
     } catch (e) {
       return this.unreadable(id, e);
     }
     return this.evaluate(id, snap);
+  }
+
+  /** A look pins hand-written delays, except on a shared home: its queue is written only under the lease (wake.ts pins). */
+  private get pinsOutsideLease(): boolean {
+    return !this.rt.store.shared;
   }
 
   private unreadable(id: string, e: unknown): false {
@@ -247,7 +252,7 @@ export class Daemon {
     let snap: SessionSnapshot;
     try {
       // While a run holds the session, only read: the run writes session.json itself.
-      snap = folded && !run ? folded : this.rt.store.snapshot(id, run ? { persist: false } : { pin: true });
+      snap = folded && !run ? folded : this.rt.store.snapshot(id, run ? { persist: false } : { pin: this.pinsOutsideLease });
     } catch (e) {
       return this.unreadable(id, e);
     }

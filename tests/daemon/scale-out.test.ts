@@ -213,3 +213,20 @@ test('a session held back because another process holds its lease runs as soon a
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
   assert.equal(r.processed_event_ids.length, 1);
 });
+
+test('on a shared home the daemon leaves a hand-written delay unpinned until a run takes the lease, then runs it when due', async (t) => {
+  const b = await bench(t, { steps: [{ text: 'looked again' }] });
+  const id = b.session();
+  // As on a home shared between hosts: the wake queue is written only under the session's lease.
+  const rt = { ...b.rt, store: new SessionStore(b.h.home, b.deps, { shared: true }) };
+  const queue = () => readLines(b.store.paths(id).wakeQueue).lines.map((l) => JSON.parse(l.text) as Record<string, unknown>);
+  fs.appendFileSync(b.store.paths(id).wakeQueue, `${JSON.stringify({ type: 'wake.scheduled', delay_seconds: 5, reason: 'by hand' })}\n`);
+  await startDaemon(t, { rt });
+  // The start scan folded it (a provisional due time 5 s on) without writing the pin outside a lease.
+  assert.equal(rt.store.snapshot(id, { persist: false }).pending_wakes.length, 1);
+  assert.deepEqual(queue().map((r) => r.type), ['wake.scheduled'], 'nothing appended to the queue outside the lease');
+  await b.deps.clock.advance(5_000);
+  await until(() => queue().some((r) => r.type === 'wake.consumed'));
+  const types = queue().map((r) => r.type);
+  assert.deepEqual(types, ['wake.scheduled', 'wake.scheduled', 'wake.consumed'], 'the run pinned it under its lease, then consumed it');
+});
