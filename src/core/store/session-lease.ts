@@ -16,22 +16,22 @@
  * So on a shared home the taker has each journal's attributes fetched
  * again before it reads, in two ways, since clients differ in what makes
  * them ask:
- * - `fchmod` of the open file to its own mode: a SETATTR goes to the server
- *   on every client and its reply carries the file's current attributes,
- *   which replace the cached ones (FUSE, whose sshfs also drops its own
- *   cache of the path; NFS, whose SETATTR returns post-operation
- *   attributes). Its only effect on the file is its ctime. It is refused
- *   where this process does not own the file;
- * - a read of the last byte the cache knows of: a FUSE client that keeps
- *   no page cache between opens (sshfs's default) sends the read to the
- *   server and takes the file's size from it. (A read at or past the
- *   cached end does not: the kernel answers it from the cached size.)
- * Measured over sshfs (kernel 6.18, tests/multihost/lease-handover.test.ts):
- * each alone makes the taker see the last holder's lines; with neither it
- * took in a message again and fired a revisit again. An NFS client already
- * asks at each open (close-to-open). Once fetched, the cache stays right
- * for the lease's length: only the holder writes the journals (lines from
- * other hosts go through inbox/, which the holder moves in itself).
+ * - `fchown(fd, -1, -1)`: a change of nothing, which a FUSE client (sshfs)
+ *   still sends to the server as a SETATTR whose reply carries the file's
+ *   current attributes; they replace the cached ones. It writes no value,
+ *   so no stale cached mode or time is written back (a chmod to the cached
+ *   mode would undo another host's chmod);
+ * - a read of the last byte the cache knows of, which a FUSE client sends
+ *   to the server when its page cache does not hold that page, taking the
+ *   file's size from the answer. (A read at or past the cached end does
+ *   not: the kernel answers it from the cached size.)
+ * Measured over sshfs (kernel 6.18, tests/multihost/lease-handover.test.ts
+ * and with `-o kernel_cache`): each alone made the taker see the last
+ * holder's lines; with neither it took in a message again and fired a
+ * revisit again. An NFS client asks at each open already (close-to-open).
+ * Once fetched, the cache stays right for the lease's length: only the
+ * holder writes the journals (lines from other hosts go through inbox/,
+ * which the holder moves in itself).
  */
 import fs from 'node:fs';
 import { acquireLease, type AcquireOptions, type Lease } from '../foundation/lease.js';
@@ -64,16 +64,18 @@ export function refreshJournals(p: Pick<SessionPaths, 'events' | 'wakeQueue'>): 
 export function refreshAttributes(file: string): void {
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    // Never blocks (a FIFO put in a journal's place) and never follows a link.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch {
     return;
   }
   try {
     const st = fs.fstatSync(fd);
+    if (!st.isFile()) return;
     try {
-      fs.fchmodSync(fd, st.mode & 0o7777);
+      fs.fchownSync(fd, -1, -1);
     } catch {
-      // not ours to chmod: the read below still asks
+      // refused or not supported: the read below still asks
     }
     if (st.size > 0) fs.readSync(fd, Buffer.alloc(1), 0, 1, st.size - 1);
   } catch {
