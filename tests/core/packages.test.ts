@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EnvironmentDefinition } from '../../src/core/schema/index.js';
-import { aptDownloadArgs, aptSimulateArgs, aptToFetch, dpkgExtractArgs, installEnv, npmInstallArgs } from '../../src/core/packages/package-install.js';
+import { aptDownloadArgs, aptSimulateArgs, aptToFetch, dpkgExtractArgs, installEnv, npmInstallArgs, stripSetId } from '../../src/core/packages/package-install.js';
 import { cacheSpot, currentBuild, packagesEnv, packagesKey, readManifest } from '../../src/core/packages/package-cache.js';
 import { pinBuild, sweepBuilds, switchCurrent, unpinBuild } from '../../src/core/packages/package-pins.js';
 import { tempHome } from '../helpers/home.js';
@@ -89,4 +89,28 @@ test('builds and pins: a run pins the current build (the first one before any is
   // A manifest of another cache (a folder copied in) is not this cache's.
   fs.writeFileSync(path.join(spot.builds, '0123456789ab', 'manifest.json'), JSON.stringify({ format: 1, environment_id: 'other', hash: spot.hash, npm: [], apt: [], built_at: '2026-01-01T00:00:00.000Z' }));
   assert.equal(readManifest(spot), null);
+});
+
+test('a build clears the setuid and setgid bits it unpacked, and follows no symlink out of its folder', (t) => {
+  const h = tempHome(t, { bundled: false });
+  const build = path.join(h.root, 'build');
+  fs.mkdirSync(path.join(build, 'apt/usr/bin'), { recursive: true });
+  const file = (rel: string, mode: number) => {
+    fs.writeFileSync(path.join(build, rel), '#!/bin/sh\n');
+    fs.chmodSync(path.join(build, rel), mode);
+  };
+  file('apt/usr/bin/su-like', 0o4755);
+  file('apt/usr/bin/group-tool', 0o2711);
+  file('apt/usr/bin/plain', 0o755);
+  // Outside the build, reached only through a symlink in it: left as it is.
+  const outside = path.join(h.root, 'outside-tool');
+  fs.writeFileSync(outside, 'x');
+  fs.chmodSync(outside, 0o4755);
+  fs.symlinkSync(outside, path.join(build, 'apt/usr/bin/link'));
+  assert.deepEqual(stripSetId(build).sort(), ['apt/usr/bin/group-tool', 'apt/usr/bin/su-like']);
+  const mode = (p: string) => fs.lstatSync(p).mode & 0o7777;
+  assert.equal(mode(path.join(build, 'apt/usr/bin/su-like')), 0o755);
+  assert.equal(mode(path.join(build, 'apt/usr/bin/group-tool')), 0o711);
+  assert.equal(mode(path.join(build, 'apt/usr/bin/plain')), 0o755);
+  assert.equal(mode(outside), 0o4755);
 });

@@ -29,7 +29,7 @@ import { writeJsonAtomic, fsyncDir } from '../store/atomic-file.js';
 import type { EnvironmentPackages, PackagesManifest } from '../schema/index.js';
 import { buildDir, cacheSpot, currentBuild, FIRST_BUILD, packagesKey, readManifest, tarballPath, type CacheSpot } from './package-cache.js';
 import { sweepBuilds, switchCurrent } from './package-pins.js';
-import { aptDownloadArgs, aptSimulateArgs, aptToFetch, dpkgExtractArgs, installEnv, npmInstallArgs, runStep, type StepResult } from './package-install.js';
+import { aptDownloadArgs, aptSimulateArgs, aptToFetch, dpkgExtractArgs, installEnv, npmInstallArgs, runStep, stripSetId, type StepResult } from './package-install.js';
 
 export interface BuildInput {
   home: Home;
@@ -142,6 +142,8 @@ async function build(spot: CacheSpot, i: BuildInput, signal: AbortSignal): Promi
       const failed = await unpackApt(tmp, i.packages.apt, { env, log, signal });
       if (failed) return failed(spot);
     }
+    const stripped = stripSetId(tmp);
+    if (stripped.length) fs.writeSync(log, `cleared the setuid/setgid bits of ${stripped.join(', ')}\n`);
     const manifest: PackagesManifest = { format: 1, environment_id: i.environmentId, hash: spot.hash, npm: i.packages.npm, apt: i.packages.apt, built_at: iso(i.clock.now()) };
     writeJsonAtomic(path.join(tmp, 'manifest.json'), manifest);
     const name = buildName(spot);

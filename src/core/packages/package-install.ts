@@ -93,3 +93,31 @@ export function runStep(argv: readonly string[], o: { cwd: string; env: Record<s
     });
   });
 }
+
+/**
+ * Clears the setuid and setgid bits of every file under `root` (a build's
+ * folder, before it is published): `dpkg -x` run by a root daemon keeps
+ * them, and a setuid-root program in the package cache would be one any
+ * user of the host could run. (The sandbox mounts the cache nosuid anyway.)
+ * Walks with lstat, never through a symlink. Returns the paths changed,
+ * relative to `root`.
+ */
+export function stripSetId(root: string): string[] {
+  const changed: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = `${dir}/${e.name}`;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(full, r);
+      else if (e.isFile()) {
+        const mode = fs.lstatSync(full).mode;
+        if (mode & 0o6000) {
+          fs.chmodSync(full, mode & 0o1777);
+          changed.push(r);
+        }
+      }
+    }
+  };
+  walk(root, '');
+  return changed;
+}
