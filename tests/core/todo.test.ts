@@ -7,6 +7,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
@@ -75,6 +76,16 @@ test('todo: each call replaces the plan; runtime/plan.json follows the log durin
   // A cache: lost or spoiled, the next run writes it again from the log as it starts.
   fs.writeFileSync(s.planFile, '{"items": "spoiled"}');
   assert.equal(planView(s.store, s.id), null);
+  // Not through a symlink (to a valid plan elsewhere), and not blocked by a FIFO in its place.
+  const elsewhere = path.join(path.dirname(s.planFile), '..', 'elsewhere.json');
+  fs.writeFileSync(elsewhere, JSON.stringify(want));
+  fs.rmSync(s.planFile);
+  fs.symlinkSync(elsewhere, s.planFile);
+  assert.equal(planView(s.store, s.id), null);
+  fs.rmSync(s.planFile);
+  execFileSync('mkfifo', [s.planFile]);
+  assert.equal(planView(s.store, s.id), null);
+  fs.rmSync(s.planFile);
   sendMessage(s.store, s.id, 'go on');
   await s.run();
   assert.deepEqual(s.seen[3], want);

@@ -2,7 +2,8 @@
  * The agent's plan for people (`openboa status`): what
  * runtime/plan.json holds, the session's last successful `todo` call
  * (run/plan-file.ts writes it from the log). A cache: a file that is
- * missing, unreadable or not a PlanFile reads as no plan.
+ * missing, unreadable, not a regular file (a symlink, a FIFO) or not a
+ * PlanFile reads as no plan.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,9 +17,11 @@ const MAX_PLAN_BYTES = 1024 * 1024;
 export function planView(store: SessionStore, id: string): PlanFile | null {
   let text: string;
   try {
-    const fd = fs.openSync(path.join(store.paths(id).runtime, 'plan.json'), 'r');
+    // Never through a symlink, never blocking on a FIFO: without bubblewrap the agent can write runtime/.
+    const fd = fs.openSync(path.join(store.paths(id).runtime, 'plan.json'), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     try {
-      if (fs.fstatSync(fd).size > MAX_PLAN_BYTES) return null;
+      const st = fs.fstatSync(fd);
+      if (!st.isFile() || st.size > MAX_PLAN_BYTES) return null;
       text = fs.readFileSync(fd, 'utf8');
     } finally {
       fs.closeSync(fd);
