@@ -213,6 +213,27 @@ test('.taking entries the drain did not name are left alone; a file with a secon
   assert.equal(inboxHasFiles(p), false); // a stray in .taking does not keep the daemon waking the session
 });
 
+test('.taking entries named as the drain names a file but not UTF-8 are set aside and reported, and hold nothing back', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = withInbox(b, id);
+  const taking = path.join(p.inbox, '.taking');
+  fs.mkdirSync(taking);
+  // As many as a drain takes: counted as waiting files, they would leave no room for a new one.
+  for (let i = 0; i < 256; i++) fs.writeFileSync(Buffer.concat([Buffer.from(`${taking}/${randomUUID()}-m${i}`), Buffer.from([0xff])]), '{"type":"user.message","content":"ODD"}\n');
+  drop(p.inbox, 'new.json', JSON.stringify({ type: 'user.message', content: 'let in' }));
+  const r = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.deepEqual([r.files, r.lines], [1, 1]);
+  assert.deepEqual(userTexts(b, id), ['let in']);
+  assert.equal(r.problems.length, 256, 'each reported');
+  assert.match(r.problems[0]!, /^inbox\/m\d+\uFFFD: in inbox\/\.taking under a name that is not valid UTF-8 .*; left as inbox\/\.refused-m\d+\uFFFD$/);
+  assert.deepEqual(fs.readdirSync(taking), [], 'set aside, and .append gone with them');
+  assert.equal(fs.readdirSync(p.inbox).filter((n) => n.startsWith('.refused-m')).length, 256);
+  assert.doesNotMatch(logText(b, id), /ODD/);
+  assert.equal(inboxHasFiles(p), false);
+  assert.deepEqual(drainInbox(p, b.deps.ids, [], longQuiet).problems, [], 'reported once');
+});
+
 test('a file nested 200,000 deep is refused and reported; the session goes on', async (t) => {
   const b = await bench(t, { steps: [{ text: 'still here' }] });
   const id = b.session();

@@ -47,7 +47,10 @@
  * too large, is not UTF-8, holds no event, or nests deeper than a journal
  * line may is refused: renamed `inbox/.refused-<name>` (a suffix when that
  * exists) and reported once, when refused. So is inbox/ or inbox/.taking when
- * it is not a real directory (renamed `.refused-inbox`, `.refused-.taking`).
+ * it is not a real directory (renamed `.refused-inbox`, `.refused-.taking`),
+ * and a .taking entry named `<uuid>-<name>` whose name is not UTF-8, which
+ * no drain makes (it names what it takes from a decoded name): listed as
+ * text, such a name would be counted as waiting but never found.
  * A file that looks unfinished (empty, not UTF-8, or not ending in "\n" with
  * a last line that is not JSON) and was modified less than quietMs ago is
  * left in .taking for a later drain: a writer may still be writing it in
@@ -60,8 +63,9 @@ import path from 'node:path';
 import type { SessionPaths } from '../foundation/home.js';
 import type { Ids } from '../foundation/ids.js';
 import { at, closeQuietly, DIR_FLAGS, fdPath } from '../sandbox/beneath.js';
+import { rawAt, walkName } from '../sandbox/dir-entries.js';
 import { appendLines } from './jsonl.js';
-import { prepare, type Entry, type Prepared } from './inbox-file.js';
+import { prepare, utf8, type Entry, type Prepared } from './inbox-file.js';
 import { findDone, MARKER, readMarker, syncDir, unlinkIfThere, writeMarker, type Taken } from './inbox-recovery.js';
 
 /** Files taken per drain (renamed in plus still in .taking); the rest wait for the next one (the daemon looks again after every run). */
@@ -81,7 +85,7 @@ export const INBOX_QUIET_MS = 250;
 
 const TAKING = '.taking';
 const REFUSED = '.refused-';
-/** A .taking entry the drain made: a UUID, "-", the writer's name. Anything else in .taking is left alone. */
+/** A .taking entry the drain made: a UUID, "-", the writer's name (UTF-8). Anything else in .taking is left alone. */
 const TAKING_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-/;
 const UUID_PREFIX = 37;
 /** Bytes in a file name (Linux NAME_MAX). */
@@ -131,14 +135,15 @@ export function inboxSignature(paths: SessionPaths): string | null {
       return notADirectory(e) ? 'not-a-directory:inbox' : null;
     }
     const fresh = freshNames(inbox).map((n) => n.toString('hex'));
-    let ids: string[] = [];
+    let listed: TakingEntries = { ids: [], odd: [] };
     try {
       taking = fs.openSync(at(inbox, TAKING), DIR_FLAGS);
-      ids = takingIds(taking);
+      listed = takingEntries(taking);
     } catch (e) {
       if (notADirectory(e)) return 'not-a-directory:.taking';
     }
-    return fresh.length || ids.length ? `${fresh.join(',')}|${ids.join(',')}` : null;
+    const { ids, odd } = listed;
+    return fresh.length || ids.length || odd.length ? `${fresh.join(',')}|${ids.join(',')}|${odd.map((n) => n.toString('hex')).join(',')}` : null;
   } catch {
     return null;
   } finally {
@@ -155,12 +160,28 @@ function freshNames(inbox: number): Buffer[] {
     .sort(Buffer.compare);
 }
 
-/** The drain's own entries in .taking, oldest first (the UUIDs are v7). */
-function takingIds(taking: number): string[] {
-  return fs
-    .readdirSync(fdPath(taking))
-    .filter((n) => TAKING_ID.test(n) && Buffer.from(n).length <= NAME_MAX)
-    .sort();
+interface TakingEntries {
+  /** The drain's own entries, oldest first (the UUIDs are v7). */
+  ids: string[];
+  /** Entries named like the drain's whose name is not UTF-8 (the drain never makes one): to be refused. */
+  odd: Buffer[];
+}
+
+/** The entries of .taking named `<uuid>-<name>`, read as the directory's bytes. */
+function takingEntries(taking: number): TakingEntries {
+  const out: TakingEntries = { ids: [], odd: [] };
+  for (const raw of fs.readdirSync(fdPath(taking), { encoding: 'buffer' })) {
+    // latin1: one character per byte, so only the bytes of a UUID and "-" read as one
+    if (!TAKING_ID.test(raw.toString('latin1'))) continue;
+    try {
+      out.ids.push(utf8.decode(raw));
+    } catch {
+      out.odd.push(raw);
+    }
+  }
+  out.ids.sort();
+  out.odd.sort(Buffer.compare);
+  return out;
 }
 
 /**
@@ -184,7 +205,9 @@ export function drainInbox(paths: SessionPaths, ids: Pick<Ids, 'uuid'>, taken: r
     taking = openTaking(inbox, fresh.length > 0, result);
     if (taking === null) return result;
     const t = taking;
-    const waiting = takingIds(t).length;
+    const listed = takingEntries(t);
+    for (const raw of listed.odd.slice(0, MAX_INBOX_FILES)) refuse(inbox, t, raw, 'in inbox/.taking under a name that is not valid UTF-8 (a run never names a file it takes so)', result);
+    const waiting = listed.ids.length;
     let renamed = 0;
     for (const raw of fresh.slice(0, Math.max(0, MAX_INBOX_FILES - waiting))) {
       try {
@@ -258,7 +281,7 @@ function take(paths: SessionPaths, inbox: number, taking: number, taken: Readonl
   const quietMs = opts.quietMs ?? INBOX_QUIET_MS;
   const files: Taken[] = [];
   let bytes = 0;
-  for (const id of takingIds(taking).slice(0, MAX_INBOX_FILES)) {
+  for (const id of takingEntries(taking).ids.slice(0, MAX_INBOX_FILES)) {
     let got: Prepared;
     try {
       got = prepare(taking, id, now, quietMs);
@@ -301,20 +324,25 @@ function take(paths: SessionPaths, inbox: number, taking: number, taken: Readonl
   for (const f of files) unlinkIfThere(at(taking, f.id));
   syncDir(taking);
   result.files = files.length;
-  if (takingIds(taking).length === 0) unlinkIfThere(at(taking, MARKER));
+  if (takingEntries(taking).ids.length === 0) unlinkIfThere(at(taking, MARKER));
 }
 
-/** Moves a .taking file to inbox/.refused-<name> (never over another) and reports it; the record on disk means it is reported once. */
-function refuse(inbox: number, taking: number, id: string, why: string, result: DrainResult): void {
-  const name = id.slice(UUID_PREFIX);
+/**
+ * Moves a .taking entry (`<uuid>-<name>`, as text or as the directory's
+ * bytes) to inbox/.refused-<name> (never over another) and reports it; the
+ * record on disk means it is reported once.
+ */
+function refuse(inbox: number, taking: number, id: string | Buffer, why: string, result: DrainResult): void {
+  const raw = typeof id === 'string' ? Buffer.from(id) : id;
+  const name = new TextDecoder().decode(raw.subarray(UUID_PREFIX));
   try {
     const to = freeName(inbox, `${REFUSED}${name}`);
-    fs.renameSync(at(taking, id), at(inbox, to));
+    fs.renameSync(rawAt(taking, raw), at(inbox, to));
     syncDir(inbox);
     syncDir(taking);
     result.problems.push(`inbox/${name}: ${why}; left as inbox/${to}`);
   } catch (e) {
-    result.problems.push(`inbox/${name}: ${why}; could not be set aside (${codeOf(e)}), left as inbox/${TAKING}/${id}`);
+    result.problems.push(`inbox/${name}: ${why}; could not be set aside (${codeOf(e)}), left as inbox/${TAKING}/${walkName(raw)}`);
   }
 }
 
@@ -345,10 +373,5 @@ function fit(name: string, max: number): string {
     out += ch;
   }
   return out;
-}
-
-/** at() for a name given as the directory's own bytes. */
-function rawAt(dir: number, name: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`${fdPath(dir)}/`), name]);
 }
 
