@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { drainInbox, inboxHasFiles } from '../../src/core/store/inbox.js';
+import { drainInbox, inboxHasFiles, inboxSignature } from '../../src/core/store/inbox.js';
 import { dropInInbox } from '../../src/core/store/inbox-drop.js';
 import { acquireLease, LEASE_STALE_MS } from '../../src/core/foundation/lease.js';
 import { sealTail } from '../../src/core/store/jsonl.js';
@@ -232,6 +232,45 @@ test('.taking entries named as the drain names a file but not UTF-8 are set asid
   assert.doesNotMatch(logText(b, id), /ODD/);
   assert.equal(inboxHasFiles(p), false);
   assert.deepEqual(drainInbox(p, b.deps.ids, [], longQuiet).problems, [], 'reported once');
+});
+
+test('files are taken in the byte order of their names, 256 a drain, the rest by the next', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = withInbox(b, id);
+  const names = Array.from({ length: 300 }, (_, i) => `m${String(i).padStart(3, '0')}.json`);
+  // Written in an order that is not theirs; one name that is not UTF-8 sorts after them all.
+  for (const i of names.keys()) {
+    const name = names[(i * 7) % names.length]!;
+    drop(p.inbox, name, JSON.stringify({ type: 'user.message', content: name }));
+  }
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${p.inbox}/z`), Buffer.from([0xff])]), JSON.stringify({ type: 'user.message', content: 'last' }));
+  const first = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.equal(first.files, 256);
+  assert.deepEqual(userTexts(b, id), names.slice(0, 256));
+  const rest = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.equal(rest.files, 45);
+  assert.deepEqual(userTexts(b, id), [...names, 'last']);
+  assert.equal(inboxHasFiles(p), false);
+});
+
+test('the signature of a crowded inbox is a short string, and changes with any file a drain could take', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = withInbox(b, id);
+  for (let i = 0; i < 600; i++) fs.writeFileSync(path.join(p.inbox, `m${String(i).padStart(3, '0')}.json`), '');
+  const sig = inboxSignature(p);
+  assert.ok(sig !== null && sig.length <= 100, `${sig?.length} characters`); // held for every inbox the daemon judges stuck
+  assert.equal(inboxSignature(p), sig);
+  // One of the names a drain takes first gone, one name added after them all: as many files as before.
+  fs.unlinkSync(path.join(p.inbox, 'm000.json'));
+  fs.writeFileSync(path.join(p.inbox, 'z.json'), '');
+  const swapped = inboxSignature(p);
+  assert.notEqual(swapped, sig);
+  fs.writeFileSync(path.join(p.inbox, 'zz.json'), '');
+  assert.notEqual(inboxSignature(p), swapped);
+  for (const n of fs.readdirSync(p.inbox)) if (!n.startsWith('.')) fs.unlinkSync(path.join(p.inbox, n));
+  assert.equal(inboxSignature(p), null);
 });
 
 test('a file nested 200,000 deep is refused and reported; the session goes on', async (t) => {
