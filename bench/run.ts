@@ -22,6 +22,7 @@ import { benchApi } from './api.js';
 import { benchTelemetry } from './telemetry.js';
 import { benchInspector } from './inspector.js';
 import { benchScaleOut } from './scale-out.js';
+import { benchInboxPeek } from './inbox-peek.js';
 
 const ALL: Record<string, () => unknown | Promise<unknown>> = {
   'read-tail': benchReadTail,
@@ -42,6 +43,7 @@ const ALL: Record<string, () => unknown | Promise<unknown>> = {
   telemetry: () => benchTelemetry(),
   inspector: () => benchInspector(),
   'scale-out': () => benchScaleOut(),
+  'inbox-peek': () => benchInboxPeek(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

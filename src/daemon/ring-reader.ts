@@ -17,11 +17,17 @@
  *   A look that finds nothing costs a listing of one inbox/.
  * - `owns(id)` false: the entry is left for the daemon whose shard holds
  *   the session (its own hint would be ignored here: daemon.ts evaluate).
- * - An entry whose name is no session id, or names no session folder, is
- *   removed and not hinted. One that cannot be removed (a folder with files
- *   in it) is hinted once, reported once, and then left alone.
+ * - An entry whose name is no session id (not UTF-8 included: names are
+ *   read, compared and removed as the folder's bytes), or names no session
+ *   folder, is removed and not hinted. One that cannot be removed (a folder
+ *   with files in it) is hinted once, reported once (the entries a tick
+ *   finds so in one notice), and then left alone for as long as it is
+ *   listed: remembered by name, so what is remembered never outgrows the
+ *   folder's own listing.
  * - At most `perTick` entries are taken per tick; more waiting are taken on
- *   the next turn of the event loop, not after a whole tick.
+ *   the next turn of the event loop, not after a whole tick, when this tick
+ *   made progress (removed an entry, or found one it cannot remove). So no
+ *   entry the reader cannot remove keeps it listing on every turn.
  * - The folder is opened without following a symlink, and every entry is
  *   removed within that open folder: a `.ring` that is a symlink or not a
  *   folder is never read through (reported once, and again only after it
@@ -40,7 +46,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../core/foundation/clock.js';
 import { UUID_V7 } from '../core/schema/index.js';
 import { RING_DIR } from '../core/store/ring.js';
-import { at, DIR_FLAGS, fdPath } from '../core/sandbox/beneath.js';
+import { DIR_FLAGS, fdPath } from '../core/sandbox/beneath.js';
+import { rawAt, walkName } from '../core/sandbox/dir-entries.js';
 
 export interface RingReaderOptions {
   sessionsDir: string;
@@ -67,16 +74,21 @@ export const RING_PER_TICK = 256;
  * NFS with actimeo=1 about 1 s.
  */
 export const RING_RECHECK_MS = 2500;
-/** Entries that cannot be removed, remembered so they are not hinted every tick. */
-const MAX_STUCK = 1024;
+type Removal = 'removed' | 'gone' | { stuck: string };
 
-type Removal = 'removed' | 'gone' | 'stuck';
+/**
+ * A listed name as a string key: latin1 reads each byte as one character,
+ * so distinct names are distinct keys whatever their bytes, and a session id
+ * (ASCII) reads as itself.
+ */
+const keyOf = (raw: Buffer): string => raw.toString('latin1');
 
 export class RingReader {
   private closed = false;
   private cancel: (() => void) | null = null;
   /** What was wrong with the folder at the last failure to open it, reported once until it is fine or wrong otherwise. */
   private failing: string | null = null;
+  /** Entries that cannot be removed (keyOf), so they are not hinted or tried every tick; only those still listed. */
   private readonly stuck = new Set<string>();
   /** The timers of the second hints, one per tick that hinted. */
   private readonly rechecks = new Set<() => void>();
@@ -113,7 +125,7 @@ export class RingReader {
     if (!this.closed) void this.tick();
   }
 
-  /** Returns whether entries were left for the next turn. */
+  /** Returns whether entries were left for the next turn and this tick made progress (see the module comment). */
   private async read(): Promise<boolean> {
     let dir: fsp.FileHandle;
     try {
@@ -135,22 +147,30 @@ export class RingReader {
     }
     this.failing = null;
     try {
-      const names = await fsp.readdir(fdPath(dir.fd));
+      const names = await fsp.readdir(fdPath(dir.fd), { encoding: 'buffer' });
       if (this.stuck.size) {
-        const listed = new Set(names);
-        for (const n of this.stuck) if (!listed.has(n)) this.stuck.delete(n);
+        const listed = new Set(names.map(keyOf));
+        for (const k of this.stuck) if (!listed.has(k)) this.stuck.delete(k);
       }
       let taken = 0;
+      let progress = false;
       const hinted: string[] = [];
+      const stuckNow: Array<{ name: Buffer; code: string }> = [];
       try {
-        for (const name of names) {
+        for (const raw of names) {
           if (this.closed) return false;
-          if (this.stuck.has(name)) continue;
-          const id = UUID_V7.test(name) ? name : null;
+          const key = keyOf(raw);
+          if (this.stuck.has(key)) continue;
+          const id = UUID_V7.test(key) ? key : null;
           if (id !== null && this.o.owns && !this.o.owns(id)) continue;
-          if (taken >= (this.o.perTick ?? RING_PER_TICK)) return true;
+          if (taken >= (this.o.perTick ?? RING_PER_TICK)) return progress;
           taken += 1;
-          const removal = await this.remove(dir.fd, name);
+          const removal = await this.remove(dir.fd, raw);
+          if (removal !== 'gone') progress = true;
+          if (typeof removal === 'object') {
+            this.stuck.add(key);
+            stuckNow.push({ name: raw, code: removal.stuck });
+          }
           if (removal === 'gone' || id === null) continue;
           if (!(await isDir(path.join(this.o.sessionsDir, id)))) continue;
           if (this.closed) return false;
@@ -160,6 +180,7 @@ export class RingReader {
         return false;
       } finally {
         if (hinted.length && !this.closed) this.recheck(hinted);
+        if (stuckNow.length) this.reportStuck(stuckNow);
       }
     } finally {
       await dir.close();
@@ -174,8 +195,17 @@ export class RingReader {
     this.rechecks.add(cancel);
   }
 
-  private async remove(dirFd: number, name: string): Promise<Removal> {
-    const p = at(dirFd, name);
+  /** One notice for the entries a tick found it cannot remove. */
+  private reportStuck(found: ReadonlyArray<{ name: Buffer; code: string }>) {
+    const first = found[0]!;
+    const codes = [...new Set(found.map((f) => f.code))].join(', ');
+    const more = found.length > 1 ? ` and ${found.length - 1} more entries` : '';
+    this.o.onWarn(`the doorbell's entry ${path.join(this.dir, walkName(first.name))}${more} cannot be removed (${codes}): ${found.length > 1 ? 'they are' : 'it is'} left, and no longer read`);
+  }
+
+  /** Removes one listed entry by its bytes: 'gone' when another daemon removed it first; why not, when it cannot be. */
+  private async remove(dirFd: number, name: Buffer): Promise<Removal> {
+    const p = rawAt(dirFd, name);
     try {
       await fsp.unlink(p);
       return 'removed';
@@ -191,10 +221,7 @@ export class RingReader {
           e = e2;
         }
       }
-      if (this.stuck.size >= MAX_STUCK) return 'stuck';
-      this.stuck.add(name);
-      this.o.onWarn(`the doorbell's entry ${path.join(this.dir, name)} cannot be removed (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): it is left, and no longer read`);
-      return 'stuck';
+      return { stuck: (e as NodeJS.ErrnoException).code ?? (e as Error).message };
     }
   }
 

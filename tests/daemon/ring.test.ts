@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ring, RING_DIR } from '../../src/core/store/ring.js';
-import { RingReader, RING_PER_TICK, RING_RECHECK_MS } from '../../src/daemon/ring-reader.js';
+import { RingReader, RING_PER_TICK, RING_RECHECK_MS, RING_TICK_MS } from '../../src/daemon/ring-reader.js';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { sendMessage } from '../../src/core/ops/session-ops.js';
 import { uuidv7 } from '../../src/core/foundation/ids.js';
@@ -172,4 +172,58 @@ test('thousands rung at once are taken a bounded number per tick, the rest on th
   assert.equal(new Set(s.hints).size, n);
   assert.deepEqual(s.entries(), []);
   await nextTurn();
+});
+
+/**
+ * The reader's ticks once it waits for its clock again (its tick timer
+ * armed), or as soon as it has ticked more than `n` times without waiting:
+ * the clock never moves here, so every tick after the first is one the
+ * reader took at once.
+ */
+async function ticksUntilIdle(s: ReturnType<typeof setup>, n: number) {
+  let idle = false;
+  void s.clock.armed(RING_TICK_MS).then(() => (idle = true));
+  await until(() => idle || s.reader.ticks > n, 60_000); // some 2,600 removals tried: slow on a loaded machine
+  return s.reader.ticks;
+}
+
+test('entries whose names are not UTF-8 are removed by their bytes, and do not keep the reader turning', async (t) => {
+  const s = setup(t, 1);
+  const [id] = s.ids as [string];
+  fs.mkdirSync(s.ringDir, { recursive: true });
+  const n = RING_PER_TICK + 44;
+  for (let i = 0; i < n; i++) fs.writeFileSync(Buffer.concat([Buffer.from(`${s.ringDir}/x${i}-`), Buffer.from([0xff])]), '');
+  ring(s.sessionsDir, id);
+  await s.reader.tick();
+  assert.equal(await ticksUntilIdle(s, 2), 2, 'one tick for the first RING_PER_TICK, one for the rest, then it waits for its clock');
+  assert.deepEqual(s.entries(), []);
+  assert.deepEqual(s.hints, [id]);
+  assert.deepEqual(s.warnings, []);
+  await s.clock.advance(100);
+  await until(() => s.reader.ticks === 3);
+});
+
+test('more entries that cannot be removed than a tick takes are each tried once; the reader then waits for its clock', async (t) => {
+  const s = setup(t, 1);
+  const [id] = s.ids as [string];
+  const n = 1024 + 300; // more than the reader once remembered, plus more than a tick takes
+  for (let i = 0; i < n; i++) fs.mkdirSync(path.join(s.ringDir, `stuck-${i}`, 'x'), { recursive: true });
+  ring(s.sessionsDir, id);
+  const shares = Math.ceil((n + 1) / RING_PER_TICK);
+  await s.reader.tick();
+  const ticks = await ticksUntilIdle(s, shares);
+  assert.equal(ticks, shares, 'each entry tried once, a tick’s share a turn');
+  assert.deepEqual(s.hints, [id]);
+  assert.equal(s.warnings.length, shares);
+  assert.equal(s.entries().length, n, 'the folders are left as they are');
+  assert.match(s.warnings[0]!, /stuck-\d+ and 25[45] more entries cannot be removed \(ENOTEMPTY\): they are left/, 'one notice a tick');
+  // Then a listing at each tick of the clock, and nothing tried or said again.
+  for (let k = 1; k <= 3; k++) {
+    await s.clock.advance(100);
+    await until(() => s.reader.ticks === ticks + k);
+  }
+  for (let i = 0; i < 20; i++) await nextTurn();
+  assert.equal(s.reader.ticks, ticks + 3);
+  assert.equal(s.warnings.length, shares);
+  assert.deepEqual(s.hints, [id]);
 });

@@ -8,7 +8,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { SessionStore } from '../../src/core/store/session-store.js';
 import { interruptSession, sendMessage } from '../../src/core/ops/session-ops.js';
 import { pauseSession } from '../../src/core/ops/pause-ops.js';
@@ -117,4 +119,67 @@ test('a file the drain refuses during a run is reported once, as information, no
   assert.equal(reports[0]!.wake_id, r.wake_id, 'reported by the run that refused it');
   assert.equal(u.store.snapshot(id).last_error, null);
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+});
+
+/**
+ * Makes `dir`/`name` an entry the drain may not rename, as a person sharing
+ * the home can: for root (who may rename anything writable), a file marked
+ * immutable (EPERM); for anyone else, a folder without write permission
+ * (EACCES: renaming a folder rewrites its ".."). Returns what undoes it (the
+ * temp home cannot be removed before), or null when this file system cannot
+ * mark a file so.
+ */
+function unmovable(dir: string, name: string): (() => void) | null {
+  fs.mkdirSync(dir, { recursive: true });
+  const p = path.join(dir, name);
+  if (process.getuid?.() !== 0) {
+    fs.mkdirSync(p);
+    fs.chmodSync(p, 0o555);
+    return () => fs.chmodSync(p, 0o755);
+  }
+  fs.writeFileSync(p, '{"type":"user.message","content":"stuck"}\n');
+  try {
+    execFileSync('chattr', ['+i', p], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  return () => execFileSync('chattr', ['-i', p], { stdio: 'ignore' });
+}
+
+test('an inbox entry the run cannot take is reported once a run, not at every look', async (t) => {
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  let clock!: ReturnType<typeof unitRun>['deps']['clock'];
+  const u = unitRun(t, {
+    replies: [{ tools: [{ name: 'bash', input: { command: 'sleep 10' } }] }, { text: 'done' }],
+    sandbox: () =>
+      new MemorySandbox({
+        exec: async () => {
+          started();
+          await clock.sleep(10_000);
+          return 'slept';
+        },
+      }),
+  });
+  clock = u.deps.clock;
+  const shared = new SessionStore(u.h.home, u.deps, { shared: true });
+  const id = u.newSession();
+  const undo = unmovable(u.store.paths(id).inbox, 'stuck');
+  if (undo === null) return t.skip('this file system cannot mark a file immutable');
+  try {
+    sendMessage(u.store, id, 'take your time');
+    const run = wake({ home: u.h.home, store: shared, deps: u.deps }, id);
+    await running;
+    // Ten looks while the command runs, then the run's next step: each finds the entry again.
+    for (let i = 0; i < 10; i++) await clock.advance(INBOX_PEEK_MS);
+    const r = await run;
+    assert.deepEqual(r.stop_reason, { type: 'end_turn' });
+    const reports = u.events(id).filter((e) => e.type === 'session.error' && /inbox\/stuck: could not be taken/.test(e.error.message));
+    assert.equal(reports.length, 1, JSON.stringify(reports.map((e) => e.type === 'session.error' && e.error.message)));
+    assert.equal(reports[0]!.wake_id, r.wake_id);
+    assert.equal(r.errors.filter((m) => /inbox\/stuck/.test(m)).length, 1);
+    assert.ok(fs.existsSync(path.join(u.store.paths(id).inbox, 'stuck')), 'it stays for a later run');
+  } finally {
+    undo();
+  }
 });

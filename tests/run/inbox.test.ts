@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { bench, textOf } from '../helpers/run.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { drainInbox, inboxHasFiles } from '../../src/core/store/inbox.js';
+import { drainInbox, inboxHasFiles, inboxSignature } from '../../src/core/store/inbox.js';
 import { dropInInbox } from '../../src/core/store/inbox-drop.js';
 import { acquireLease, LEASE_STALE_MS } from '../../src/core/foundation/lease.js';
 import { sealTail } from '../../src/core/store/jsonl.js';
@@ -211,6 +211,66 @@ test('.taking entries the drain did not name are left alone; a file with a secon
   assert.deepEqual(fs.readdirSync(taking), ['notes.json']);
   assert.equal(fs.readFileSync(outside, 'utf8'), '{"type":"user.message","content":"LINKED"}');
   assert.equal(inboxHasFiles(p), false); // a stray in .taking does not keep the daemon waking the session
+});
+
+test('.taking entries named as the drain names a file but not UTF-8 are set aside and reported, and hold nothing back', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = withInbox(b, id);
+  const taking = path.join(p.inbox, '.taking');
+  fs.mkdirSync(taking);
+  // As many as a drain takes: counted as waiting files, they would leave no room for a new one.
+  for (let i = 0; i < 256; i++) fs.writeFileSync(Buffer.concat([Buffer.from(`${taking}/${randomUUID()}-m${i}`), Buffer.from([0xff])]), '{"type":"user.message","content":"ODD"}\n');
+  drop(p.inbox, 'new.json', JSON.stringify({ type: 'user.message', content: 'let in' }));
+  const r = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.deepEqual([r.files, r.lines], [1, 1]);
+  assert.deepEqual(userTexts(b, id), ['let in']);
+  assert.equal(r.problems.length, 256, 'each reported');
+  assert.match(r.problems[0]!, /^inbox\/m\d+\uFFFD: in inbox\/\.taking under a name that is not valid UTF-8 .*; left as inbox\/\.refused-m\d+\uFFFD$/);
+  assert.deepEqual(fs.readdirSync(taking), [], 'set aside, and .append gone with them');
+  assert.equal(fs.readdirSync(p.inbox).filter((n) => n.startsWith('.refused-m')).length, 256);
+  assert.doesNotMatch(logText(b, id), /ODD/);
+  assert.equal(inboxHasFiles(p), false);
+  assert.deepEqual(drainInbox(p, b.deps.ids, [], longQuiet).problems, [], 'reported once');
+});
+
+test('files are taken in the byte order of their names, 256 a drain, the rest by the next', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = withInbox(b, id);
+  const names = Array.from({ length: 300 }, (_, i) => `m${String(i).padStart(3, '0')}.json`);
+  // Written in an order that is not theirs; one name that is not UTF-8 sorts after them all.
+  for (const i of names.keys()) {
+    const name = names[(i * 7) % names.length]!;
+    drop(p.inbox, name, JSON.stringify({ type: 'user.message', content: name }));
+  }
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${p.inbox}/z`), Buffer.from([0xff])]), JSON.stringify({ type: 'user.message', content: 'last' }));
+  const first = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.equal(first.files, 256);
+  assert.deepEqual(userTexts(b, id), names.slice(0, 256));
+  const rest = drainInbox(p, b.deps.ids, [], longQuiet);
+  assert.equal(rest.files, 45);
+  assert.deepEqual(userTexts(b, id), [...names, 'last']);
+  assert.equal(inboxHasFiles(p), false);
+});
+
+test('the signature of a crowded inbox is a short string, and changes with any file a drain could take', async (t) => {
+  const b = await bench(t);
+  const id = b.session();
+  const p = withInbox(b, id);
+  for (let i = 0; i < 600; i++) fs.writeFileSync(path.join(p.inbox, `m${String(i).padStart(3, '0')}.json`), '');
+  const sig = inboxSignature(p);
+  assert.ok(sig !== null && sig.length <= 100, `${sig?.length} characters`); // held for every inbox the daemon judges stuck
+  assert.equal(inboxSignature(p), sig);
+  // One of the names a drain takes first gone, one name added after them all: as many files as before.
+  fs.unlinkSync(path.join(p.inbox, 'm000.json'));
+  fs.writeFileSync(path.join(p.inbox, 'z.json'), '');
+  const swapped = inboxSignature(p);
+  assert.notEqual(swapped, sig);
+  fs.writeFileSync(path.join(p.inbox, 'zz.json'), '');
+  assert.notEqual(inboxSignature(p), swapped);
+  for (const n of fs.readdirSync(p.inbox)) if (!n.startsWith('.')) fs.unlinkSync(path.join(p.inbox, n));
+  assert.equal(inboxSignature(p), null);
 });
 
 test('a file nested 200,000 deep is refused and reported; the session goes on', async (t) => {

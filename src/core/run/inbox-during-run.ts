@@ -21,13 +21,16 @@
  * never once it is silenced (its lease lost): only the holder may append.
  * A file the drain refuses is reported in the log by the run (a
  * session.error with the inbox report's code, which the fold counts as
- * information, not as the run's error).
+ * information, not as the run's error). Each problem once a run: one a drain
+ * cannot settle (a file it may not rename) is found again by every look,
+ * and would otherwise be a line a second for as long as the run lasts.
  */
 import { drainInbox, inboxHasFiles } from '../store/inbox.js';
 import { INBOX_REPORT_CODE } from '../store/fold.js';
 import type { RunJournal } from './journal.js';
 import type { RunService, Steering } from './loop-hooks.js';
 import type { RunContext } from './run-context.js';
+import { runSlot } from './run-state.js';
 
 /**
  * How often a run looks at inbox/ between its steps: about a second, the
@@ -36,6 +39,23 @@ import type { RunContext } from './run-context.js';
  * empty directory.
  */
 export const INBOX_PEEK_MS = 1000;
+
+/**
+ * The inbox problems this run has reported, as the drain words them. Made at
+ * the run's first look from the errors the run holds by then: wake()'s own
+ * drain reported its problems before the run opened, and they are among
+ * them.
+ */
+const REPORTED = runSlot('inbox-reported', () => ({ problems: null as Set<string> | null }));
+
+/** The problems of a drain this run has not reported yet, each noted as reported. */
+function unreported(ctx: RunContext, journal: RunJournal, problems: readonly string[]): string[] {
+  const slot = ctx.state.get(REPORTED);
+  const seen = (slot.problems ??= new Set(journal.errors));
+  const fresh = [...new Set(problems)].filter((p) => !seen.has(p));
+  for (const p of fresh) seen.add(p);
+  return fresh;
+}
 
 /**
  * Moves what waits in inbox/ into the log, under the run's lease; returns
@@ -51,9 +71,10 @@ export function drainDuringRun(ctx: RunContext, journal: RunJournal): boolean {
   } catch {
     return false; // the log cannot be folded now: the next look, or the next run, tries again
   }
-  if (drained.problems.length) {
-    journal.emit(drained.problems.map((message) => ({ type: 'session.error' as const, error: { type: 'unknown_error' as const, code: INBOX_REPORT_CODE, message, retry_status: { type: 'terminal' as const } } })));
-    journal.noteErrors(drained.problems);
+  const problems = unreported(ctx, journal, drained.problems);
+  if (problems.length) {
+    journal.emit(problems.map((message) => ({ type: 'session.error' as const, error: { type: 'unknown_error' as const, code: INBOX_REPORT_CODE, message, retry_status: { type: 'terminal' as const } } })));
+    journal.noteErrors(problems);
   }
   return drained.lines > 0;
 }

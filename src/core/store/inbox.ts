@@ -47,7 +47,10 @@
  * too large, is not UTF-8, holds no event, or nests deeper than a journal
  * line may is refused: renamed `inbox/.refused-<name>` (a suffix when that
  * exists) and reported once, when refused. So is inbox/ or inbox/.taking when
- * it is not a real directory (renamed `.refused-inbox`, `.refused-.taking`).
+ * it is not a real directory (renamed `.refused-inbox`, `.refused-.taking`),
+ * and a .taking entry named `<uuid>-<name>` whose name is not UTF-8, which
+ * no drain makes (it names what it takes from a decoded name): listed as
+ * text, such a name would be counted as waiting but never found.
  * A file that looks unfinished (empty, not UTF-8, or not ending in "\n" with
  * a last line that is not JSON) and was modified less than quietMs ago is
  * left in .taking for a later drain: a writer may still be writing it in
@@ -59,9 +62,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionPaths } from '../foundation/home.js';
 import type { Ids } from '../foundation/ids.js';
-import { at, closeQuietly, DIR_FLAGS, fdPath } from '../sandbox/beneath.js';
+import { at, closeQuietly, DIR_FLAGS } from '../sandbox/beneath.js';
+import { rawAt, walkName } from '../sandbox/dir-entries.js';
 import { appendLines } from './jsonl.js';
 import { prepare, type Entry, type Prepared } from './inbox-file.js';
+import { freshNames, hasFreshName, hasTakingEntry, takingEntries, type FirstNames } from './inbox-listing.js';
 import { findDone, MARKER, readMarker, syncDir, unlinkIfThere, writeMarker, type Taken } from './inbox-recovery.js';
 
 /** Files taken per drain (renamed in plus still in .taking); the rest wait for the next one (the daemon looks again after every run). */
@@ -81,8 +86,7 @@ export const INBOX_QUIET_MS = 250;
 
 const TAKING = '.taking';
 const REFUSED = '.refused-';
-/** A .taking entry the drain made: a UUID, "-", the writer's name. Anything else in .taking is left alone. */
-const TAKING_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-/;
+/** The bytes of a .taking entry's name before the writer's name: a UUID and "-". */
 const UUID_PREFIX = 37;
 /** Bytes in a file name (Linux NAME_MAX). */
 const NAME_MAX = 255;
@@ -110,16 +114,40 @@ export interface DrainOptions {
 const codeOf = (e: unknown): string => (e as NodeJS.ErrnoException)?.code ?? (e instanceof Error ? e.message : String(e));
 const notADirectory = (e: unknown) => codeOf(e) === 'ELOOP' || codeOf(e) === 'ENOTDIR';
 
-/** Whether drainInbox has anything to do: files to take, or an inbox/ or .taking to refuse. Never throws. */
+/** Whether drainInbox has anything to do: files to take, or an inbox/ or .taking to refuse (inboxSignature not null). Stops at the first name that says so. Never throws. */
 export function inboxHasFiles(paths: SessionPaths): boolean {
-  return inboxSignature(paths) !== null;
+  let inbox: number | null = null;
+  let taking: number | null = null;
+  try {
+    try {
+      inbox = fs.openSync(paths.inbox, DIR_FLAGS);
+    } catch (e) {
+      return notADirectory(e);
+    }
+    if (hasFreshName(inbox)) return true;
+    try {
+      taking = fs.openSync(at(inbox, TAKING), DIR_FLAGS);
+    } catch (e) {
+      return notADirectory(e);
+    }
+    return hasTakingEntry(taking);
+  } catch {
+    return false;
+  } finally {
+    closeQuietly(taking);
+    closeQuietly(inbox);
+  }
 }
 
 /**
- * What drainInbox would look at, as one string (the names in inbox/ and in
- * .taking), or null when it has nothing to do. Two equal signatures before
- * and after a drain mean the drain made no progress: the daemon then waits
- * for a change instead of draining again at once. Never throws.
+ * What drainInbox would look at, as one short string, or null when it has
+ * nothing to do: how many names inbox/ and .taking hold, and a hash of the
+ * first MAX_INBOX_FILES of each in the order a drain takes them (it moves no
+ * other). Two equal signatures before and after a drain mean the drain made
+ * no progress: the daemon then waits for a change instead of draining again
+ * at once. A change past those names that leaves the counts as they were
+ * (one file there taken away by hand, another put in) is seen at the end of
+ * that wait. Never throws.
  */
 export function inboxSignature(paths: SessionPaths): string | null {
   let inbox: number | null = null;
@@ -130,37 +158,27 @@ export function inboxSignature(paths: SessionPaths): string | null {
     } catch (e) {
       return notADirectory(e) ? 'not-a-directory:inbox' : null;
     }
-    const fresh = freshNames(inbox).map((n) => n.toString('hex'));
-    let ids: string[] = [];
+    const fresh = freshNames(inbox, MAX_INBOX_FILES);
+    const none: FirstNames = { count: 0, first: [] };
+    let listed = { ids: none, odd: none };
     try {
       taking = fs.openSync(at(inbox, TAKING), DIR_FLAGS);
-      ids = takingIds(taking);
+      listed = takingEntries(taking, MAX_INBOX_FILES);
     } catch (e) {
       if (notADirectory(e)) return 'not-a-directory:.taking';
     }
-    return fresh.length || ids.length ? `${fresh.join(',')}|${ids.join(',')}` : null;
+    const parts = [fresh, listed.ids, listed.odd];
+    if (parts.every((p) => p.count === 0)) return null;
+    // "/" is in no name, so the names hashed one after another read back one way only.
+    const hash = crypto.createHash('sha256');
+    for (const p of parts) for (const name of p.first) hash.update(name).update('/');
+    return `${parts.map((p) => p.count).join(',')}:${hash.digest('hex')}`;
   } catch {
     return null;
   } finally {
     closeQuietly(taking);
     closeQuietly(inbox);
   }
-}
-
-/** Names in inbox/ not starting with ".", as the bytes the directory holds (a name need not be UTF-8), in byte order. */
-function freshNames(inbox: number): Buffer[] {
-  return fs
-    .readdirSync(fdPath(inbox), { encoding: 'buffer' })
-    .filter((n) => n[0] !== 0x2e)
-    .sort(Buffer.compare);
-}
-
-/** The drain's own entries in .taking, oldest first (the UUIDs are v7). */
-function takingIds(taking: number): string[] {
-  return fs
-    .readdirSync(fdPath(taking))
-    .filter((n) => TAKING_ID.test(n) && Buffer.from(n).length <= NAME_MAX)
-    .sort();
 }
 
 /**
@@ -180,13 +198,15 @@ export function drainInbox(paths: SessionPaths, ids: Pick<Ids, 'uuid'>, taken: r
       else if (codeOf(e) !== 'ENOENT') result.problems.push(`inbox/: cannot be opened (${codeOf(e)}); nothing was taken`);
       return result;
     }
-    const fresh = freshNames(inbox);
-    taking = openTaking(inbox, fresh.length > 0, result);
+    const fresh = freshNames(inbox, MAX_INBOX_FILES);
+    taking = openTaking(inbox, fresh.count > 0, result);
     if (taking === null) return result;
     const t = taking;
-    const waiting = takingIds(t).length;
+    const listed = takingEntries(t, MAX_INBOX_FILES);
+    for (const raw of listed.odd.first) refuse(inbox, t, raw, 'in inbox/.taking under a name that is not valid UTF-8 (a run never names a file it takes so)', result);
+    const waiting = listed.ids.count;
     let renamed = 0;
-    for (const raw of fresh.slice(0, Math.max(0, MAX_INBOX_FILES - waiting))) {
+    for (const raw of fresh.first.slice(0, Math.max(0, MAX_INBOX_FILES - waiting))) {
       try {
         fs.renameSync(rawAt(inbox, raw), at(t, `${ids.uuid()}-${fit(new TextDecoder().decode(raw), NAME_MAX - UUID_PREFIX)}`));
         renamed += 1;
@@ -258,7 +278,7 @@ function take(paths: SessionPaths, inbox: number, taking: number, taken: Readonl
   const quietMs = opts.quietMs ?? INBOX_QUIET_MS;
   const files: Taken[] = [];
   let bytes = 0;
-  for (const id of takingIds(taking).slice(0, MAX_INBOX_FILES)) {
+  for (const id of takingEntries(taking, MAX_INBOX_FILES).ids.first.map((raw) => raw.toString())) {
     let got: Prepared;
     try {
       got = prepare(taking, id, now, quietMs);
@@ -301,20 +321,25 @@ function take(paths: SessionPaths, inbox: number, taking: number, taken: Readonl
   for (const f of files) unlinkIfThere(at(taking, f.id));
   syncDir(taking);
   result.files = files.length;
-  if (takingIds(taking).length === 0) unlinkIfThere(at(taking, MARKER));
+  if (takingEntries(taking, 0).ids.count === 0) unlinkIfThere(at(taking, MARKER));
 }
 
-/** Moves a .taking file to inbox/.refused-<name> (never over another) and reports it; the record on disk means it is reported once. */
-function refuse(inbox: number, taking: number, id: string, why: string, result: DrainResult): void {
-  const name = id.slice(UUID_PREFIX);
+/**
+ * Moves a .taking entry (`<uuid>-<name>`, as text or as the directory's
+ * bytes) to inbox/.refused-<name> (never over another) and reports it; the
+ * record on disk means it is reported once.
+ */
+function refuse(inbox: number, taking: number, id: string | Buffer, why: string, result: DrainResult): void {
+  const raw = typeof id === 'string' ? Buffer.from(id) : id;
+  const name = new TextDecoder().decode(raw.subarray(UUID_PREFIX));
   try {
     const to = freeName(inbox, `${REFUSED}${name}`);
-    fs.renameSync(at(taking, id), at(inbox, to));
+    fs.renameSync(rawAt(taking, raw), at(inbox, to));
     syncDir(inbox);
     syncDir(taking);
     result.problems.push(`inbox/${name}: ${why}; left as inbox/${to}`);
   } catch (e) {
-    result.problems.push(`inbox/${name}: ${why}; could not be set aside (${codeOf(e)}), left as inbox/${TAKING}/${id}`);
+    result.problems.push(`inbox/${name}: ${why}; could not be set aside (${codeOf(e)}), left as inbox/${TAKING}/${walkName(raw)}`);
   }
 }
 
@@ -345,10 +370,5 @@ function fit(name: string, max: number): string {
     out += ch;
   }
   return out;
-}
-
-/** at() for a name given as the directory's own bytes. */
-function rawAt(dir: number, name: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`${fdPath(dir)}/`), name]);
 }
 
