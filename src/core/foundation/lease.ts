@@ -31,6 +31,7 @@ import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from '../store/atomic-file.js';
 import { observedStale } from './lease-observation.js';
+import { removeTomb } from './lock-tomb.js';
 import { BOOT_ID, LEASE_STALE_MS, PID_NS, SELF_START, ownerIsDead, properLockfile } from './lease-check.js';
 
 export { observedStale } from './lease-observation.js';
@@ -201,8 +202,9 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
     }
     return false;
   }
+  // Never recursively: a lock is an empty directory, and one that is not is left in place (lock-tomb.ts).
+  removeTomb(tomb);
   try {
-    fs.rmSync(tomb, { recursive: true, force: true });
     // Only the dead lock's own record: a new holder may have written its own meanwhile.
     if (describes(readLeaseOwner(p), id)) fs.rmSync(p.leaseOwner, { force: true });
   } catch {
