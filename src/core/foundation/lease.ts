@@ -32,6 +32,7 @@ import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from '../store/atomic-file.js';
 import { observedStale } from './lease-observation.js';
 import { removeTomb } from './lock-tomb.js';
+import { readStateFile } from './state-file.js';
 import { BOOT_ID, LEASE_STALE_MS, PID_NS, SELF_START, ownerIsDead, properLockfile } from './lease-check.js';
 
 export { observedStale } from './lease-observation.js';
@@ -307,9 +308,12 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   };
 }
 
+/** The lock's owner record; null when there is none, or what stands there is not one (see state-file.ts). Never throws. */
 export function readLeaseOwner(p: LockPaths): LeaseOwner | null {
+  const f = readStateFile(p.leaseOwner);
+  if (!f) return null;
   try {
-    const r = LeaseOwner.safeParse(JSON.parse(fs.readFileSync(p.leaseOwner, 'utf8')));
+    const r = LeaseOwner.safeParse(JSON.parse(f.text));
     return r.success ? r.data : null;
   } catch {
     return null;
