@@ -2,8 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { appendLines, readLines, readLinesBefore, START, MAX_LINE_BYTES } from '../../src/core/store/jsonl.js';
 import { tempHome } from '../helpers/home.js';
+import { runInChild, source } from '../helpers/in-child.js';
 
 function file(t: Parameters<typeof tempHome>[0]) {
   const h = tempHome(t, { bundled: false });
@@ -163,4 +165,37 @@ test('reads share one read buffer: a journal read allocates no megabyte, and lin
   assert.deepEqual(big, [], 'no megabyte allocated per read');
   assert.deepEqual(first.lines.map((l) => [l.text.length, l.text[0], l.text.at(-1)]), [[1_500_000, 'a', 'a'], [7, 's', 'a'], [4, 'm', 'e']]);
   assert.deepEqual(second.lines.map((l) => [l.text.length, l.text[0], l.text.at(-1)]), [[1_200_000, 'b', 'b'], [7, 's', 'b']]);
+});
+
+test('a FIFO at a journal\'s name is refused with an error by every reader, without blocking', (t) => {
+  const f = file(t);
+  execFileSync('mkfifo', [f]);
+  // In a child: a read that blocks on the FIFO would block this process too, for good.
+  const r = runInChild(`
+    import { readLines, readFirstLine, readLinesBefore } from ${source('src/core/store/jsonl.ts')};
+    import { journalStamp } from ${source('src/core/store/fold-cache.ts')};
+    const f = ${JSON.stringify(f)};
+    const out = {};
+    const tryIt = (name, fn) => { try { fn(); out[name] = 'returned'; } catch (e) { out[name] = e.message; } };
+    tryIt('readLines', () => readLines(f));
+    tryIt('readFirstLine', () => readFirstLine(f));
+    tryIt('readLinesBefore', () => readLinesBefore(f, { offset: 10, line: 1, ino: 0 }, 10));
+    tryIt('journalStamp', () => journalStamp({ events: f, wakeQueue: f }));
+    console.log(JSON.stringify(out));
+  `);
+  assert.equal(r.timedOut, false, 'the reads returned instead of blocking on a FIFO');
+  assert.equal(r.status, 0, r.stderr);
+  const msg = 'ENXIO: not a regular file, read';
+  assert.deepEqual(JSON.parse(r.stdout), { readLines: msg, readFirstLine: msg, readLinesBefore: msg, journalStamp: msg });
+});
+
+test('a journal is not read through a symlink; a folder there is refused as before (EISDIR)', (t) => {
+  const f = file(t);
+  const real = `${f}.real`;
+  appendLines(real, ['{"a":1}']);
+  fs.symlinkSync(real, f);
+  assert.throws(() => readLines(f), (e: NodeJS.ErrnoException) => e.code === 'ELOOP');
+  fs.unlinkSync(f);
+  fs.mkdirSync(f);
+  assert.throws(() => readLines(f), (e: NodeJS.ErrnoException) => e.code === 'EISDIR');
 });

@@ -14,16 +14,19 @@
  * clock, as `openboa doctor` compares it with this host's) against this
  * host's clock: a daemon on another host cannot be asked by pid.
  *
- * Loads no zod (lease-check.ts): a one-shot `openboa send` asks this for its
- * notes. The records are the daemons' own, in `.openboa/` where no agent
- * reaches; one is read as a holder when it is an object with a numeric pid
- * (ownerIsDead judges the rest), anything else as no record.
+ * Loads no zod (lease-check.ts, state-file.ts): a one-shot `openboa send`
+ * asks this for its notes. The records are the daemons' own, in `.openboa/`
+ * where no agent reaches; each is read through readStateFile (a FIFO, a
+ * symlink or a file over 64 KiB there is no record, and never blocks or
+ * floods the reader), and one is read as a holder when it is an object with
+ * a numeric pid (ownerIsDead judges the rest), anything else as no record.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Home } from './home.js';
 import type { LeaseOwner, LockPaths } from './lease.js';
 import { LEASE_STALE_MS, leaseHeld, ownerIsDead } from './lease-check.js';
+import { readStateFile } from './state-file.js';
 
 /** The home's daemon lock (daemon/home-lock.ts takes it). */
 export function homeLockPaths(home: Home): LockPaths {
@@ -46,15 +49,11 @@ export function beatingDaemons(home: Home, nowMs = Date.now(), staleMs = LEASE_S
   }
   const out: DaemonPresence[] = [];
   for (const n of names) {
-    const file = path.join(beatsDir(home), n);
-    try {
-      const st = fs.statSync(file);
-      if (nowMs - st.mtimeMs > staleMs) continue;
-      const owner = ownerRecord(fs.readFileSync(file, 'utf8'));
-      if (owner && !ownerIsDead(owner)) out.push(owner);
-    } catch {
-      // gone meanwhile, or half a record: not a live daemon's
-    }
+    // Gone meanwhile, or not a record: not a live daemon's. Its age is its mtime as read through the same descriptor.
+    const f = readStateFile(path.join(beatsDir(home), n));
+    if (!f || nowMs - f.stat.mtimeMs > staleMs) continue;
+    const owner = ownerRecord(f.text);
+    if (owner && !ownerIsDead(owner)) out.push(owner);
   }
   return out;
 }
@@ -89,9 +88,6 @@ function ownerRecord(text: string): DaemonPresence | null {
 }
 
 function readOwner(file: string): DaemonPresence | null {
-  try {
-    return ownerRecord(fs.readFileSync(file, 'utf8'));
-  } catch {
-    return null;
-  }
+  const f = readStateFile(file);
+  return f ? ownerRecord(f.text) : null;
 }

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { LockPaths } from './lease.js';
+import { removeTomb } from './lock-tomb.js';
 
 /** What this process last saw of each lock it found taken: its mtime, and since when (performance.now()) unchanged. */
 const observed = new Map<string, { mtimeMs: number; since: number }>();
@@ -56,10 +57,7 @@ export function observedStale(p: LockPaths, staleMs: number, now = performance.n
     }
     return staleMs;
   }
-  try {
-    fs.rmSync(tomb, { recursive: true, force: true });
-  } catch {
-    // a leftover tombstone is harmless
-  }
+  // Never recursively: a lock is an empty directory, and one that is not is left in place (lock-tomb.ts).
+  removeTomb(tomb);
   return 0;
 }

@@ -31,6 +31,8 @@ import type { SessionPaths } from './home.js';
 import { OpenboaError, busy } from './errors.js';
 import { writeJsonAtomic } from '../store/atomic-file.js';
 import { observedStale } from './lease-observation.js';
+import { removeTomb } from './lock-tomb.js';
+import { readStateFile } from './state-file.js';
 import { BOOT_ID, LEASE_STALE_MS, PID_NS, SELF_START, ownerIsDead, properLockfile } from './lease-check.js';
 
 export { observedStale } from './lease-observation.js';
@@ -201,8 +203,9 @@ function breakAbandoned(p: LockPaths, unrecordedGraceMs: number): boolean {
     }
     return false;
   }
+  // Never recursively: a lock is an empty directory, and one that is not is left in place (lock-tomb.ts).
+  removeTomb(tomb);
   try {
-    fs.rmSync(tomb, { recursive: true, force: true });
     // Only the dead lock's own record: a new holder may have written its own meanwhile.
     if (describes(readLeaseOwner(p), id)) fs.rmSync(p.leaseOwner, { force: true });
   } catch {
@@ -305,9 +308,12 @@ async function lockOnce(p: LockPaths, opts: AcquireOptions): Promise<Lease> {
   };
 }
 
+/** The lock's owner record; null when there is none, or what stands there is not one (see state-file.ts). Never throws. */
 export function readLeaseOwner(p: LockPaths): LeaseOwner | null {
+  const f = readStateFile(p.leaseOwner);
+  if (!f) return null;
   try {
-    const r = LeaseOwner.safeParse(JSON.parse(fs.readFileSync(p.leaseOwner, 'utf8')));
+    const r = LeaseOwner.safeParse(JSON.parse(f.text));
     return r.success ? r.data : null;
   } catch {
     return null;

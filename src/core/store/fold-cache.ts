@@ -37,13 +37,10 @@ const identity = (st: fs.Stats | undefined): string => (st ? `${st.dev}:${st.ino
 
 /** fstat of the file opened for reading; undefined when it does not exist. */
 function openedStat(file: string): fs.Stats | undefined {
-  const fd = openIfExists(file);
-  if (fd === null) return undefined;
-  try {
-    return fs.fstatSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  const f = openIfExists(file);
+  if (f === null) return undefined;
+  fs.closeSync(f.fd);
+  return f.stat;
 }
 
 /** The identity of both journals as they are now; null when the session's log does not exist. */

@@ -14,6 +14,7 @@
  * the new bytes, not to the file.
  */
 import fs from 'node:fs';
+import { READ_FLAGS, closeQuietly } from '../sandbox/beneath.js';
 
 export interface Cursor {
   /** Byte offset just past the last complete line read. */
@@ -78,10 +79,48 @@ function decodeLine(buf: Buffer): { text: string; badUtf8: boolean } {
   return { text, badUtf8 };
 }
 
-/** The file opened for reading, or null when it does not exist (any other failure throws). The caller closes it. */
-export function openIfExists(file: string): number | null {
+/** A journal open for reading, with fstat of that descriptor. */
+export interface OpenJournal {
+  fd: number;
+  stat: fs.Stats;
+}
+
+/**
+ * The error a journal that is not a regular file is refused with: worded as
+ * the kernel words one (EISDIR is what reading a folder gave before), and
+ * without the path, as a read's errors are (some callers pass the message
+ * on, and name the file themselves).
+ */
+function notRegular(stat: fs.Stats): NodeJS.ErrnoException {
+  const [code, words] = stat.isDirectory() ? ['EISDIR', 'illegal operation on a directory'] : ['ENXIO', 'not a regular file'];
+  return Object.assign(new Error(`${code}: ${words}, read`), { code });
+}
+
+/**
+ * The file opened for reading; throws when it cannot be (ENOENT when it does
+ * not exist). The caller closes it. A journal is a regular file the runtime
+ * makes, so anything else at its name is refused with an error: opened with
+ * O_NONBLOCK (a FIFO opened for reading would block until a writer came, and
+ * the daemon's thread with it) and O_NOFOLLOW (never through a symlink:
+ * ELOOP), and judged by fstat of the same descriptor (a FIFO, a device, a
+ * socket: ENXIO; a folder: EISDIR).
+ */
+function openJournal(file: string): OpenJournal {
+  const fd = fs.openSync(file, READ_FLAGS);
   try {
-    return fs.openSync(file, 'r');
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw notRegular(stat);
+    return { fd, stat };
+  } catch (e) {
+    closeQuietly(fd);
+    throw e;
+  }
+}
+
+/** openJournal, or null when the file does not exist (any other failure throws). The caller closes it. */
+export function openIfExists(file: string): OpenJournal | null {
+  try {
+    return openJournal(file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
@@ -94,10 +133,10 @@ export function openIfExists(file: string): number | null {
  * (`reset`), since a saved offset into another file means nothing.
  */
 export function readLines(file: string, from: Cursor = START, opts: { maxLines?: number; /** Read no further than this byte offset (a fold's cursor), even if the file is longer. */ until?: number } = {}): ReadResult {
-  const fd = openIfExists(file);
-  if (fd === null) return { lines: [], cursor: { ...from }, heldBack: 0, reset: false };
+  const f = openIfExists(file);
+  if (f === null) return { lines: [], cursor: { ...from }, heldBack: 0, reset: false };
+  const { fd, stat: st } = f;
   try {
-    const st = fs.fstatSync(fd);
     let start = from;
     let reset = false;
     if ((from.ino !== 0 && from.ino !== st.ino) || st.size < from.offset || !afterNewline(fd, from.offset)) {
@@ -170,8 +209,9 @@ export function readLines(file: string, from: Cursor = START, opts: { maxLines?:
  * the first "\n".
  */
 export function readFirstLine(file: string, maxBytes = MAX_LINE_BYTES): string | null {
-  const fd = openIfExists(file);
-  if (fd === null) return null;
+  const f = openIfExists(file);
+  if (f === null) return null;
+  const { fd } = f;
   try {
     const parts: Buffer[] = [];
     let pos = 0;
@@ -299,7 +339,7 @@ function writeAll(fd: number, data: Buffer) {
  */
 export function readLinesBefore(file: string, end: Cursor, minBytes: number): RawLine[] {
   if (end.offset === 0) return [];
-  const fd = fs.openSync(file, 'r');
+  const { fd } = openJournal(file);
   try {
     const chunks: Buffer[] = [];
     let pos = end.offset;

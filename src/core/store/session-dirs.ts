@@ -3,9 +3,19 @@
  * half-made ones a crash inside SessionStore.create() can leave
  * (`.creating-<id>`, never visible as sessions: create() renames a finished
  * folder into place in one step), and taking a session just made back out.
+ *
+ * A `.creating-*` folder is removed with removeTree, never by a removal
+ * that walks it by path (fs.rmSync recursive). Whoever can write sessions/
+ * (every user who creates sessions on a home shared between users) can
+ * make or fill one, and swap a subfolder for a symlink while such a
+ * removal is between looking at the subfolder and deleting what is in it,
+ * which then deletes files where the symlink points. removeTree opens each
+ * folder without following a symlink and names its entries through the
+ * open descriptor.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { removeTree } from './remove-tree.js';
 import { LOG_FORMAT, UUID_V7 } from '../schema/format-constants.js';
 import type { NewEvent } from '../schema/index.js';
 import type { CreateSessionInput } from './store-types.js';
@@ -30,10 +40,15 @@ export function listSessionIds(sessionsDir: string): string[] {
 export function discardSessionDir(sessionsDir: string, id: string): void {
   const hidden = path.join(sessionsDir, `.creating-${id}`);
   fs.renameSync(path.join(sessionsDir, id), hidden);
-  fs.rmSync(hidden, { recursive: true, force: true });
+  removeTree(hidden);
 }
 
-/** Removes `.creating-<id>` folders last changed more than `olderThanMs` before `nowMs`. Returns how many. */
+/**
+ * Removes `.creating-<id>` folders last changed more than `olderThanMs`
+ * before `nowMs`. Returns how many. Anything else of that name (a symlink,
+ * a file) is not a creation's and is left, and so is a folder that cannot be
+ * removed whole (the next start tries again).
+ */
 export function removeAbandonedCreations(sessionsDir: string, nowMs: number, olderThanMs: number): number {
   let n = 0;
   let names: string[] = [];
@@ -45,11 +60,12 @@ export function removeAbandonedCreations(sessionsDir: string, nowMs: number, old
   for (const name of names) {
     const dir = path.join(sessionsDir, name);
     try {
-      if (nowMs - fs.statSync(dir).mtimeMs < olderThanMs) continue;
-      fs.rmSync(dir, { recursive: true, force: true });
+      const st = fs.lstatSync(dir);
+      if (!st.isDirectory() || nowMs - st.mtimeMs < olderThanMs) continue;
+      removeTree(dir);
       n++;
     } catch {
-      // raced with another cleaner
+      // raced with another cleaner, or not ours to remove
     }
   }
   return n;
