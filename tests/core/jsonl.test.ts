@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { appendLines, readLines, readLinesBefore, START, MAX_LINE_BYTES } from '../../src/core/store/jsonl.js';
+import { appendLines, readLines, readLinesBefore, sealTail, START, MAX_LINE_BYTES } from '../../src/core/store/jsonl.js';
 import { tempHome } from '../helpers/home.js';
 import { runInChild, source } from '../helpers/in-child.js';
 
@@ -172,7 +172,7 @@ test('a FIFO at a journal\'s name is refused with an error by every reader, with
   execFileSync('mkfifo', [f]);
   // In a child: a read that blocks on the FIFO would block this process too, for good.
   const r = runInChild(`
-    import { readLines, readFirstLine, readLinesBefore } from ${source('src/core/store/jsonl.ts')};
+    import { appendLines, readLines, readFirstLine, readLinesBefore, sealTail } from ${source('src/core/store/jsonl.ts')};
     import { journalStamp } from ${source('src/core/store/fold-cache.ts')};
     const f = ${JSON.stringify(f)};
     const out = {};
@@ -181,12 +181,17 @@ test('a FIFO at a journal\'s name is refused with an error by every reader, with
     tryIt('readFirstLine', () => readFirstLine(f));
     tryIt('readLinesBefore', () => readLinesBefore(f, { offset: 10, line: 1, ino: 0 }, 10));
     tryIt('journalStamp', () => journalStamp({ events: f, wakeQueue: f }));
+    tryIt('appendLines', () => appendLines(f, ['{"a":1}']));
+    tryIt('sealTail', () => sealTail(f));
     console.log(JSON.stringify(out));
   `);
-  assert.equal(r.timedOut, false, 'the reads returned instead of blocking on a FIFO');
+  assert.equal(r.timedOut, false, 'the reads and appends returned instead of blocking on a FIFO');
   assert.equal(r.status, 0, r.stderr);
   const msg = 'ENXIO: not a regular file, read';
-  assert.deepEqual(JSON.parse(r.stdout), { readLines: msg, readFirstLine: msg, readLinesBefore: msg, journalStamp: msg });
+  // An append opens non-blocking: with no reader on the FIFO the open itself fails (ENXIO from the kernel).
+  const out = JSON.parse(r.stdout) as Record<string, string>;
+  assert.match(out.appendLines!, /ENXIO/);
+  assert.deepEqual({ ...out, appendLines: null }, { readLines: msg, readFirstLine: msg, readLinesBefore: msg, journalStamp: msg, appendLines: null, sealTail: 'returned' });
 });
 
 test('a journal is not read through a symlink; a folder there is refused as before (EISDIR)', (t) => {
@@ -195,6 +200,11 @@ test('a journal is not read through a symlink; a folder there is refused as befo
   appendLines(real, ['{"a":1}']);
   fs.symlinkSync(real, f);
   assert.throws(() => readLines(f), (e: NodeJS.ErrnoException) => e.code === 'ELOOP');
+  // Nor appended to through one: the file it points at is left as it was.
+  assert.throws(() => appendLines(f, ['{"b":2}']), (e: NodeJS.ErrnoException) => e.code === 'ELOOP');
+  fs.writeFileSync(real, '{"a":1}\n{"half');
+  assert.equal(sealTail(f), false);
+  assert.equal(fs.readFileSync(real, 'utf8'), '{"a":1}\n{"half');
   fs.unlinkSync(f);
   fs.mkdirSync(f);
   assert.throws(() => readLines(f), (e: NodeJS.ErrnoException) => e.code === 'EISDIR');

@@ -64,3 +64,25 @@ test('a symlink (to a real record or to /dev/zero) or an oversized file in place
   fs.symlinkSync('/dev/zero', path.join(beats, 'h-2.json'));
   assert.deepEqual(beatingDaemons(h.home), []);
 });
+
+test("the shell's saved state (runtime/shell.json) is not read through a FIFO or a symlink", (t) => {
+  const h = tempHome(t, { bundled: false });
+  const rt = path.join(h.root, 'runtime');
+  fs.mkdirSync(rt);
+  const elsewhere = path.join(h.root, 'elsewhere.json');
+  fs.writeFileSync(elsewhere, JSON.stringify({ cwd: '/workspace/sub', alive: true, last_exit_code: 0, commands: 1, isolation: 'bwrap', updated_at: new Date().toISOString() }));
+  fs.symlinkSync(elsewhere, path.join(rt, 'shell.json'));
+  const viaLink = runInChild(`
+    import { readShellState } from ${source('src/core/sandbox/shell-session.ts')};
+    console.log(JSON.stringify(readShellState(${JSON.stringify(rt)})));
+  `);
+  assert.equal(viaLink.stdout.trim(), 'null', viaLink.stderr);
+  fs.unlinkSync(path.join(rt, 'shell.json'));
+  execFileSync('mkfifo', [path.join(rt, 'shell.json')]);
+  const r = runInChild(`
+    import { readShellState } from ${source('src/core/sandbox/shell-session.ts')};
+    console.log(JSON.stringify(readShellState(${JSON.stringify(rt)})));
+  `);
+  assert.equal(r.timedOut, false, 'readShellState blocked on the FIFO');
+  assert.equal(r.stdout.trim(), 'null', r.stderr);
+});

@@ -19,6 +19,7 @@ import { appendLines } from '../store/jsonl.js';
 import { PtyShell, type ExecResult } from './pty-shell.js';
 import type { SandboxSpec } from './sandbox.js';
 import { runOnce, type OneShotResult } from './one-shot.js';
+import { readStateFile } from '../foundation/state-file.js';
 
 export const ShellState = z.object({
   cwd: z.string(),
@@ -210,7 +211,10 @@ export class ShellSession {
 
 export function readShellState(runtimeDir: string): ShellState | null {
   try {
-    const r = ShellState.safeParse(JSON.parse(fs.readFileSync(path.join(runtimeDir, 'shell.json'), 'utf8')));
+    // Not through a symlink, nor blocking on a FIFO: without bubblewrap the agent can write runtime/.
+    const f = readStateFile(path.join(runtimeDir, 'shell.json'));
+    if (!f) return null;
+    const r = ShellState.safeParse(JSON.parse(f.text));
     return r.success ? r.data : null;
   } catch {
     return null;

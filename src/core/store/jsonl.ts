@@ -91,10 +91,13 @@ export interface OpenJournal {
  * without the path, as a read's errors are (some callers pass the message
  * on, and name the file themselves).
  */
-function notRegular(stat: fs.Stats): NodeJS.ErrnoException {
+function notRegular(stat: fs.Stats, op: 'read' | 'append' = 'read'): NodeJS.ErrnoException {
   const [code, words] = stat.isDirectory() ? ['EISDIR', 'illegal operation on a directory'] : ['ENXIO', 'not a regular file'];
-  return Object.assign(new Error(`${code}: ${words}, read`), { code });
+  return Object.assign(new Error(`${code}: ${words}, ${op}`), { code });
 }
+
+/** An append: at the end whatever others wrote, never through a symlink, never blocking on a FIFO. */
+const APPEND_FLAGS = fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY;
 
 /**
  * The file opened for reading; throws when it cannot be (ENOENT when it does
@@ -254,12 +257,12 @@ function afterNewline(fd: number, offset: number): boolean {
 export function sealTail(file: string): boolean {
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND);
+    fd = fs.openSync(file, APPEND_FLAGS);
   } catch {
     return false;
   }
   try {
-    if (!endsUnterminated(fd)) return false;
+    if (!fs.fstatSync(fd).isFile() || !endsUnterminated(fd)) return false;
     fs.writeSync(fd, '\n');
     return true;
   } finally {
@@ -284,9 +287,11 @@ export function appendLines(file: string, lines: readonly string[], opts: Append
   for (const l of lines) {
     if (l.includes('\n')) throw new Error(`appendLines(${file}): a line must not contain "\\n"`);
   }
-  // O_RDWR, not O_WRONLY: the tail check reads the last byte.
-  const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o644);
+  // O_RDWR, not O_WRONLY: the tail check reads the last byte. Never through a symlink, never into a FIFO.
+  const fd = fs.openSync(file, APPEND_FLAGS | fs.constants.O_CREAT, 0o644);
   try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw notRegular(st, 'append');
     const sealed = endsUnterminated(fd) && !tailCompletes(fd);
     const text = (sealed ? '\n' : '') + lines.join('\n') + '\n';
     writeAll(fd, Buffer.from(text, 'utf8'));

@@ -5,9 +5,9 @@
  * missing, unreadable, not a regular file (a symlink, a FIFO) or not a
  * PlanFile reads as no plan.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { PlanFile } from '../schema/index.js';
+import { readStateFile } from '../foundation/state-file.js';
 import type { SessionStore } from '../store/session-store.js';
 
 /** Larger than any plan the schema admits (50 items of 500 characters, JSON-escaped): a bigger file is not ours. */
@@ -15,22 +15,11 @@ const MAX_PLAN_BYTES = 1024 * 1024;
 
 /** The session's plan, or null when it has none (it never called `todo`, or runtime/ has not caught up). */
 export function planView(store: SessionStore, id: string): PlanFile | null {
-  let text: string;
+  // Never through a symlink, never blocking on a FIFO: without bubblewrap the agent can write runtime/.
+  const f = readStateFile(path.join(store.paths(id).runtime, 'plan.json'), MAX_PLAN_BYTES);
+  if (!f) return null;
   try {
-    // Never through a symlink, never blocking on a FIFO: without bubblewrap the agent can write runtime/.
-    const fd = fs.openSync(path.join(store.paths(id).runtime, 'plan.json'), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-    try {
-      const st = fs.fstatSync(fd);
-      if (!st.isFile() || st.size > MAX_PLAN_BYTES) return null;
-      text = fs.readFileSync(fd, 'utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-  try {
-    const parsed = PlanFile.safeParse(JSON.parse(text));
+    const parsed = PlanFile.safeParse(JSON.parse(f.text));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
