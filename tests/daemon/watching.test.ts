@@ -30,8 +30,10 @@ test('--poll: appends are noticed by polling', async (t) => {
     check();
   });
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"hello"}\n');
-  // The polling rounds run on the daemon's clock: the next one, at most the interval away, sees the append.
-  await b.deps.clock.advance(100);
+  // The polling rounds run on the daemon's clock: a later one sees the append. (Not necessarily the one 100 ms
+  // on: a round that cost more CPU spaces the next further, poll-watches.ts.)
+  const ran = () => td.d.results.some((x) => x.session_id === id && x.outcome === 'executed');
+  await b.deps.clock.advanceUntil(ran, 100, 60_000);
   const r = await td.result((x) => x.session_id === id && x.outcome === 'executed');
   assert.deepEqual(r.stop_reason, { type: 'end_turn' });
 });
@@ -57,11 +59,8 @@ test('running out of inotify watches (ENOSPC) falls back to polling with a warni
     check();
   });
   fs.appendFileSync(b.store.paths(id).events, '{"type":"user.message","content":"still seen"}\n');
-  await b.deps.clock.advance(100);
-  await new Promise<void>((resolve) => {
-    const check = () => (hints.includes(id) ? resolve() : setTimeout(check, 20));
-    check();
-  });
+  // A later polling round sees it (a round that cost more CPU spaces the next further than 100 ms).
+  await b.deps.clock.advanceUntil(() => hints.includes(id), 100, 60_000);
   assert.ok(hints.includes(id));
 });
 

@@ -68,6 +68,21 @@ export class ManualClock implements Clock {
     this.t = end;
   }
 
+  /**
+   * Advances `stepMs` at a time until `pred` holds, giving the process a
+   * turn for its I/O between steps; rejects once `maxMs` of this clock have
+   * passed without it. For a timer whose delay the code under test chooses
+   * as it goes (a polling round spaced by its own cost), where one advance
+   * by the nominal interval may fall short.
+   */
+  async advanceUntil(pred: () => boolean, stepMs: number, maxMs: number): Promise<void> {
+    for (let passed = 0; !pred(); passed += stepMs) {
+      if (passed >= maxMs) throw new Error(`not so after ${maxMs} ms of the manual clock`);
+      await this.advance(stepMs);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   /** Resolves once a timer of exactly `ms` is pending (already, or when code under test arms one). */
   armed(ms: number): Promise<void> {
     if (this.timers.some((x) => x.ms === ms)) return Promise.resolve();
