@@ -31,7 +31,8 @@ test('polling: a change in a journal or the inbox is a hint; quiet rounds length
   const clock = new ManualClock();
   const hints: string[] = [];
   const gone: string[] = [];
-  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 100, maxMs: 1000, onHint: (id) => hints.push(id), onGone: (id) => gone.push(id) });
+  // Rounds that cost no CPU: the interval follows changes alone (spacing by cost is the next test's).
+  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 100, maxMs: 1000, cpuMs: () => 0, onHint: (id) => hints.push(id), onGone: (id) => gone.push(id) });
   t.after(() => w.close());
   const ready = new Promise((r) => w.once('ready', r));
   w.start();
@@ -97,7 +98,7 @@ test('polling with a shard stats only its own sessions, and still reports new on
   const theirs = ids.filter((id) => !owns(shard, id));
   const clock = new ManualClock();
   const hints: string[] = [];
-  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 100, maxMs: 100, owns: (id) => owns(shard, id), onHint: (id) => hints.push(id), onGone: () => undefined });
+  const w = new PollWatches({ sessionsDir: u.h.home.sessionsDir, clock, minMs: 100, maxMs: 100, cpuMs: () => 0, owns: (id) => owns(shard, id), onHint: (id) => hints.push(id), onGone: () => undefined });
   t.after(() => w.close());
   const ready = new Promise((r) => w.once('ready', r));
   w.start();
