@@ -99,7 +99,7 @@ export function runStep(argv: readonly string[], o: { cwd: string; env: Record<s
  * folder, before it is published): `dpkg -x` run by a root daemon keeps
  * them, and a setuid-root program in the package cache would be one any
  * user of the host could run. (The sandbox mounts the cache nosuid anyway.)
- * Walks with lstat, never through a symlink. Returns the paths changed,
+ * Never goes through a symlink. Returns the paths changed,
  * relative to `root`.
  */
 export function stripSetId(root: string): string[] {
@@ -109,15 +109,31 @@ export function stripSetId(root: string): string[] {
       const full = `${dir}/${e.name}`;
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(full, r);
-      else if (e.isFile()) {
-        const mode = fs.lstatSync(full).mode;
-        if (mode & 0o6000) {
-          fs.chmodSync(full, mode & 0o1777);
-          changed.push(r);
-        }
-      }
+      else if (e.isFile() && clearSetId(full)) changed.push(r);
     }
   };
   walk(root, '');
   return changed;
+}
+
+/**
+ * Clears one file's setuid/setgid bits through a descriptor of the file
+ * itself (no symlink followed, no FIFO waited on): the check of its mode and
+ * the change are one object, whatever is swapped in at its name meanwhile.
+ */
+function clearSetId(file: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return false; // swapped for a link, or unreadable to a daemon that is not root (whose bits grant nothing more)
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || (st.mode & 0o6000) === 0) return false;
+    fs.fchmodSync(fd, st.mode & 0o1777);
+    return true;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
